@@ -1,0 +1,75 @@
+// The one kernel table. Every op has a scalar reference (kernels/ref/, the specification)
+// and, where it pays, SIMD variants (kernels/x86/ for AVX2+FMA+F16C) chosen once at start
+// from CPU detection. Kernels do not allocate, lock, log or fail: callers have checked
+// shapes already. Threading is the caller's: kernels take a range of rows or heads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace cohort::kernels {
+
+// How one weight type is multiplied with activations. A matvec converts the activation
+// vector once to vec_dot_type (from_float of that type), then calls vec_dot per row.
+struct TypeOps {
+  DType vec_dot_type = DType::kF32;
+  // n floats -> n elements of this type (n a multiple of the block size).
+  void (*from_float)(const float* x, void* y, int64_t n) = nullptr;
+  // n elements of this type -> n floats.
+  void (*to_float)(const void* x, float* y, int64_t n) = nullptr;
+  // sum_i w[i] * a[i] over n elements: w in this type, a in vec_dot_type.
+  float (*vec_dot)(int64_t n, const void* w, const void* a) = nullptr;
+};
+
+enum class RopeStyle {
+  kNormal,  // rotate adjacent pairs (x[2i], x[2i+1]): llama, stories
+  kNeox,    // rotate halves (x[i], x[i + n_rot/2]): qwen2, qwen3
+};
+
+// Single-query attention over a KV cache, grouped-query: query head h reads KV head
+// h / (n_heads / n_kv_heads).
+struct AttentionArgs {
+  const float* q = nullptr;  // [n_heads][head_dim]
+  const void* k = nullptr;   // element (t, kv_head, d) at index t*kv_stride + kv_head*head_dim + d
+  const void* v = nullptr;   // same indexing as k
+  DType kv_type = DType::kF16;  // kF32 or kF16
+  int64_t n_kv = 0;             // positions 0..n_kv-1 are attended (causality is the caller's)
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t kv_stride = 0;  // elements between consecutive positions
+  float scale = 1.0f;     // applied to q.k, usually 1/sqrt(head_dim)
+  float* out = nullptr;   // [n_heads][head_dim]
+};
+
+struct KernelTable {
+  const char* isa = "ref";
+  std::array<TypeOps, kDTypeTableSize> types{};
+
+  // y = x / rms(x) * w, rms(x) = sqrt(mean(x^2) + eps). y may alias x.
+  void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
+  // Rotates n_heads consecutive heads of head_dim floats in place; only the first n_rot
+  // dims of each head rotate. cos/sin hold n_rot/2 values for this position.
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
+               const float* sin, RopeStyle style) = nullptr;
+  // In place: x = exp(x - max) / sum. n >= 1.
+  void (*softmax)(float* x, int64_t n) = nullptr;
+  // out = silu(gate) * up, silu(g) = g / (1 + exp(-g)). out may alias gate or up.
+  void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+  // out = a + b. out may alias a or b.
+  void (*add)(const float* a, const float* b, float* out, int64_t n) = nullptr;
+  // Computes heads [head_begin, head_end) of args.out. scratch holds >= args.n_kv floats.
+  void (*attention)(const AttentionArgs& args, int64_t head_begin, int64_t head_end,
+                    float* scratch) = nullptr;
+};
+
+// The table for this CPU (best ISA available), built on first use.
+const KernelTable& best();
+// The scalar reference table: the specification every variant is tested against.
+const KernelTable& reference();
+// Tables for every ISA this CPU can run, reference first (for tests and benchmarks).
+std::array<const KernelTable*, 2> available();
+
+}  // namespace cohort::kernels

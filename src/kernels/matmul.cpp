@@ -1,0 +1,70 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace cohort::kernels {
+
+WeightMatrix WeightMatrix::row_slice(int64_t r0, int64_t r1) const {
+  COHORT_CHECK(0 <= r0 && r0 <= r1 && r1 <= rows);
+  WeightMatrix s = *this;
+  s.data = static_cast<const uint8_t*>(data) + static_cast<size_t>(r0) * row_stride;
+  s.rows = r1 - r0;
+  return s;
+}
+
+WeightMatrix WeightMatrix::col_slice(int64_t c0, int64_t c1) const {
+  const int64_t block = dtype_info(type).block_elems;
+  COHORT_CHECK(0 <= c0 && c0 <= c1 && c1 <= cols && c0 % block == 0 && c1 % block == 0);
+  WeightMatrix s = *this;
+  s.data = static_cast<const uint8_t*>(data) + row_bytes(type, c0);
+  s.cols = c1 - c0;
+  return s;
+}
+
+size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens) {
+  const DType at = k.types[static_cast<uint32_t>(w.type)].vec_dot_type;
+  return row_bytes(at, w.cols) * static_cast<size_t>(n_tokens);
+}
+
+void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
+            int64_t x_stride, int64_t n_tokens, float* y, void* workspace) {
+  const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
+  COHORT_CHECK(ops.vec_dot != nullptr);
+  const TypeOps& act_ops = k.types[static_cast<uint32_t>(ops.vec_dot_type)];
+  const size_t act_row = row_bytes(ops.vec_dot_type, w.cols);
+  auto* act = static_cast<uint8_t*>(workspace);
+
+  // Convert each activation vector once; every output row reuses it.
+  const bool act_is_f32 = ops.vec_dot_type == DType::kF32 && x_stride == w.cols;
+  const uint8_t* act_base = act_is_f32 ? reinterpret_cast<const uint8_t*>(x) : act;
+  if (!act_is_f32) {
+    COHORT_CHECK(act_ops.from_float != nullptr);
+    pool.run([&](int ith, int nth) {
+      int64_t t0, t1;
+      ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
+      for (int64_t t = t0; t < t1; ++t) act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
+    });
+  }
+
+  // Rows in tiles so that a tile of weights stays in cache while every token visits it.
+  constexpr int64_t kRowTile = 16;
+  pool.run([&](int ith, int nth) {
+    int64_t r0, r1;
+    ThreadPool::split(w.rows, ith, nth, &r0, &r1);
+    const auto* wbase = static_cast<const uint8_t*>(w.data);
+    for (int64_t rt = r0; rt < r1; rt += kRowTile) {
+      const int64_t rt_end = std::min(rt + kRowTile, r1);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const uint8_t* a = act_base + t * act_row;
+        float* yt = y + t * w.rows;
+        for (int64_t r = rt; r < rt_end; ++r) {
+          yt[r] = ops.vec_dot(w.cols, wbase + static_cast<size_t>(r) * w.row_stride, a);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace cohort::kernels

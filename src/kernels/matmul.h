@@ -1,0 +1,37 @@
+// Matrix products of a weight matrix with a batch of activation vectors, threaded over
+// output rows: the driver every linear layer uses.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace cohort::kernels {
+
+// A non-owning rows x cols weight matrix in one GGUF type. Row r starts at
+// data + r * row_stride bytes; cols is a multiple of the type's block size. row_stride is
+// row_bytes(type, cols) for a whole tensor and larger for a column slice of one.
+struct WeightMatrix {
+  const void* data = nullptr;
+  DType type = DType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_stride = 0;
+
+  // Rows [r0, r1) of this matrix.
+  WeightMatrix row_slice(int64_t r0, int64_t r1) const;
+  // Columns [c0, c1) of this matrix; c0 and c1 must be block-aligned.
+  WeightMatrix col_slice(int64_t c0, int64_t c1) const;
+};
+
+// Bytes of activation workspace matmul() needs for n_tokens vectors against w.
+size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens);
+
+// y[t * w.rows + r] = sum_c w[r][c] * x[t * x_stride + c], for t < n_tokens, r < w.rows.
+// workspace holds matmul_workspace_bytes() bytes. Runs on every thread of pool.
+void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
+            int64_t x_stride, int64_t n_tokens, float* y, void* workspace);
+
+}  // namespace cohort::kernels

@@ -1,0 +1,48 @@
+// Picks the next token from logits. Order of operations (as llama.cpp's default chain):
+// penalties (repetition, frequency, presence over the last repeat_last_n accepted tokens),
+// then, if temperature <= 0, greedy argmax (ties to the lowest id); otherwise top-k, top-p,
+// min-p, temperature, and a draw from the seeded RNG. Same seed and same inputs give the
+// same tokens.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/rng.h"
+
+namespace cohort::text {
+
+struct SamplerConfig {
+  float temperature = 0.8f;
+  int32_t top_k = 40;       // <= 0: off
+  float top_p = 0.95f;      // >= 1: off
+  float min_p = 0.05f;      // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off; > 1 discourages repeats
+  int32_t repeat_last_n = 64;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  uint64_t seed = 0xC0407;
+};
+
+class Sampler {
+ public:
+  Sampler(SamplerConfig config, int32_t n_vocab);
+
+  // Chooses a token from logits[0..n_vocab); logits may be modified.
+  int32_t sample(float* logits);
+  // Records a token (prompt or generated) for the penalties.
+  void accept(int32_t token);
+  void reset();
+
+  const SamplerConfig& config() const { return config_; }
+
+ private:
+  SamplerConfig config_;
+  int32_t n_vocab_;
+  Rng rng_;
+  std::deque<int32_t> recent_;
+  std::vector<std::pair<float, int32_t>> candidates_;  // reused, no allocation per token
+};
+
+}  // namespace cohort::text
