@@ -1,1 +1,19 @@
-int main() { return 0; }
+// cohort: one binary, subcommands. Exit codes: 0 success, 1 runtime failure, 2 usage error.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"cohort: pool machines into one LLM inference cluster"};
+  app.require_subcommand(1);
+  cohort::cli::Runner run;
+  cohort::cli::add_run_command(app, &run);
+  cohort::cli::add_inspect_command(app, &run);
+  cohort::cli::add_synth_command(app, &run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return run ? run() : 2;
+}

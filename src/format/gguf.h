@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/mapped_file.h"
@@ -20,6 +21,9 @@
 #include "tensor/dtype.h"
 
 namespace cohort::format {
+
+// Arrays may nest this deep (an array of arrays is depth 2); deeper is an error.
+inline constexpr uint32_t kGgufMaxArrayDepth = 8;
 
 // Metadata value types, numbered as in the GGUF specification.
 enum class GgufType : uint32_t {
@@ -47,9 +51,9 @@ struct GgufValue;
 struct GgufArray {
   GgufType elem_type = GgufType::kU8;
   uint64_t count = 0;
-  const uint8_t* raw = nullptr;             // scalar element types: count * elem size bytes
-  std::vector<std::string_view> strings;    // elem_type == kString
-  std::vector<GgufValue> arrays;            // elem_type == kArray
+  const uint8_t* raw = nullptr;           // scalar element types: count * elem size bytes
+  std::vector<std::string_view> strings;  // elem_type == kString
+  std::vector<GgufValue> arrays;          // elem_type == kArray
 
   // Element i converted, for scalar element types (nullopt when the type does not convert
   // losslessly or i is out of range).
@@ -59,10 +63,10 @@ struct GgufArray {
 
 struct GgufValue {
   GgufType type = GgufType::kU8;
-  uint64_t u = 0;         // kU8, kU16, kU32, kU64, kBool (0/1)
-  int64_t i = 0;          // kI8, kI16, kI32, kI64
-  double f = 0;           // kF32, kF64
-  std::string_view str;   // kString (a view into the file)
+  uint64_t u = 0;                  // kU8, kU16, kU32, kU64, kBool (0/1)
+  int64_t i = 0;                   // kI8, kI16, kI32, kI64
+  double f = 0;                    // kF32, kF64
+  std::string_view str;            // kString (a view into the file)
   std::shared_ptr<GgufArray> arr;  // kArray
 
   // Lossless conversions; nullopt when the type does not fit.
@@ -95,7 +99,8 @@ class GgufFile {
   // tensor byte ranges are checked to lie inside the file.
   static Result<GgufFile> open(const std::string& path);
   // Parses a GGUF image held in memory (llama2.c conversion, tests). name is used in errors.
-  static Result<GgufFile> from_bytes(std::string name, std::shared_ptr<const std::vector<uint8_t>> bytes);
+  static Result<GgufFile> from_bytes(std::string name,
+                                     std::shared_ptr<const std::vector<uint8_t>> bytes);
 
   GgufFile(GgufFile&&) noexcept = default;
   GgufFile& operator=(GgufFile&&) noexcept = default;
@@ -116,14 +121,16 @@ class GgufFile {
 
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufTensorInfo* find_tensor(std::string_view name) const;
-  const uint8_t* tensor_data(const GgufTensorInfo& t) const { return data_ + data_offset_ + t.offset; }
+  const uint8_t* tensor_data(const GgufTensorInfo& t) const {
+    return data_ + data_offset_ + t.offset;
+  }
 
  private:
   GgufFile() = default;
   Status parse();
 
   std::string name_;
-  MappedFile map_;                                  // set when opened from a path
+  MappedFile map_;                                   // set when opened from a path
   std::shared_ptr<const std::vector<uint8_t>> mem_;  // set when parsed from memory
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
@@ -132,6 +139,9 @@ class GgufFile {
   uint64_t data_offset_ = 0;
   std::vector<GgufKeyValue> kv_;
   std::vector<GgufTensorInfo> tensors_;
+  // Views into the file bytes, which stay put when the GgufFile moves.
+  std::unordered_map<std::string_view, size_t> kv_index_;
+  std::unordered_map<std::string_view, size_t> tensor_index_;
 };
 
 }  // namespace cohort::format

@@ -1,19 +1,241 @@
-// PLACEHOLDER: replaced by the real implementation.
+// GGUF v3 writer: explicit little-endian encoding, one streaming pass.
 #include "format/gguf_writer.h"
 
-namespace cohort::format {
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <utility>
 
-void GgufWriter::set_u32(std::string, uint32_t) {}
-void GgufWriter::set_f32(std::string, float) {}
-void GgufWriter::set_string(std::string, std::string) {}
-void GgufWriter::set_strings(std::string, std::vector<std::string>) {}
-void GgufWriter::set_f32s(std::string, std::vector<float>) {}
-void GgufWriter::set_i32s(std::string, std::vector<int32_t>) {}
-void GgufWriter::set_bool(std::string, bool) {}
-void GgufWriter::set_i32(std::string, int32_t) {}
-void GgufWriter::add_tensor(std::string, DType, std::vector<int64_t>, FillFn) {}
+#include "core/check.h"
+
+namespace cohort::format {
+namespace {
+
+constexpr uint32_t kVersion = 3;
+constexpr uint32_t kTypeU32 = 4;
+constexpr uint32_t kTypeString = 8;
+constexpr uint32_t kTypeArray = 9;
+constexpr uint32_t kTypeI32 = 5;
+constexpr uint32_t kTypeF32 = 6;
+
+void put_le(std::vector<uint8_t>& b, uint64_t v, int bytes) {
+  for (int k = 0; k < bytes; ++k) b.push_back(static_cast<uint8_t>(v >> (8 * k)));
+}
+void put_u32(std::vector<uint8_t>& b, uint32_t v) { put_le(b, v, 4); }
+void put_u64(std::vector<uint8_t>& b, uint64_t v) { put_le(b, v, 8); }
+void put_str(std::vector<uint8_t>& b, std::string_view s) {
+  put_u64(b, s.size());
+  b.insert(b.end(), s.begin(), s.end());
+}
+
+uint64_t align_up(uint64_t n, uint64_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+struct VectorSink {
+  std::vector<uint8_t>* out;
+  void write(const uint8_t* p, size_t n) { out->insert(out->end(), p, p + n); }
+};
+
+// Remembers the first error; later writes are skipped.
+struct FileSink {
+  std::FILE* f;
+  int error = 0;
+  void write(const uint8_t* p, size_t n) {
+    if (error != 0 || n == 0) return;
+    if (std::fwrite(p, 1, n, f) != n) error = errno != 0 ? errno : EIO;
+  }
+};
+
+}  // namespace
+
+void GgufWriter::put(std::string key, uint32_t type_id, std::vector<uint8_t> payload) {
+  for (Kv& kv : kv_) {
+    if (kv.key == key) {
+      kv.type_id = type_id;
+      kv.payload = std::move(payload);
+      return;
+    }
+  }
+  kv_.push_back(Kv{std::move(key), type_id, std::move(payload)});
+}
+
+void GgufWriter::set_u8(std::string key, uint8_t v) { put(std::move(key), 0, {v}); }
+void GgufWriter::set_i8(std::string key, int8_t v) {
+  put(std::move(key), 1, {static_cast<uint8_t>(v)});
+}
+void GgufWriter::set_u16(std::string key, uint16_t v) {
+  std::vector<uint8_t> b;
+  put_le(b, v, 2);
+  put(std::move(key), 2, std::move(b));
+}
+void GgufWriter::set_i16(std::string key, int16_t v) {
+  std::vector<uint8_t> b;
+  put_le(b, static_cast<uint16_t>(v), 2);
+  put(std::move(key), 3, std::move(b));
+}
+void GgufWriter::set_u32(std::string key, uint32_t v) {
+  std::vector<uint8_t> b;
+  put_u32(b, v);
+  put(std::move(key), kTypeU32, std::move(b));
+}
+void GgufWriter::set_i32(std::string key, int32_t v) {
+  std::vector<uint8_t> b;
+  put_u32(b, static_cast<uint32_t>(v));
+  put(std::move(key), kTypeI32, std::move(b));
+}
+void GgufWriter::set_f32(std::string key, float v) {
+  std::vector<uint8_t> b;
+  put_u32(b, std::bit_cast<uint32_t>(v));
+  put(std::move(key), kTypeF32, std::move(b));
+}
+void GgufWriter::set_bool(std::string key, bool v) {
+  put(std::move(key), 7, {static_cast<uint8_t>(v ? 1 : 0)});
+}
+void GgufWriter::set_string(std::string key, std::string v) {
+  std::vector<uint8_t> b;
+  put_str(b, v);
+  put(std::move(key), kTypeString, std::move(b));
+}
+void GgufWriter::set_u64(std::string key, uint64_t v) {
+  std::vector<uint8_t> b;
+  put_u64(b, v);
+  put(std::move(key), 10, std::move(b));
+}
+void GgufWriter::set_i64(std::string key, int64_t v) {
+  std::vector<uint8_t> b;
+  put_u64(b, static_cast<uint64_t>(v));
+  put(std::move(key), 11, std::move(b));
+}
+void GgufWriter::set_f64(std::string key, double v) {
+  std::vector<uint8_t> b;
+  put_u64(b, std::bit_cast<uint64_t>(v));
+  put(std::move(key), 12, std::move(b));
+}
+
+void GgufWriter::set_strings(std::string key, std::vector<std::string> v) {
+  std::vector<uint8_t> b;
+  put_u32(b, kTypeString);
+  put_u64(b, v.size());
+  for (const std::string& s : v) put_str(b, s);
+  put(std::move(key), kTypeArray, std::move(b));
+}
+void GgufWriter::set_f32s(std::string key, std::vector<float> v) {
+  std::vector<uint8_t> b;
+  b.reserve(12 + 4 * v.size());
+  put_u32(b, kTypeF32);
+  put_u64(b, v.size());
+  for (float x : v) put_u32(b, std::bit_cast<uint32_t>(x));
+  put(std::move(key), kTypeArray, std::move(b));
+}
+void GgufWriter::set_i32s(std::string key, std::vector<int32_t> v) {
+  std::vector<uint8_t> b;
+  b.reserve(12 + 4 * v.size());
+  put_u32(b, kTypeI32);
+  put_u64(b, v.size());
+  for (int32_t x : v) put_u32(b, static_cast<uint32_t>(x));
+  put(std::move(key), kTypeArray, std::move(b));
+}
+void GgufWriter::set_raw(std::string key, uint32_t type_id, std::vector<uint8_t> payload) {
+  put(std::move(key), type_id, std::move(payload));
+}
+
+void GgufWriter::set_alignment(uint32_t alignment) {
+  COHORT_CHECK(alignment != 0 && (alignment & (alignment - 1)) == 0);
+  alignment_ = alignment;
+  set_u32("general.alignment", alignment);
+}
+
+void GgufWriter::add_tensor(std::string name, DType type, std::vector<int64_t> shape, FillFn fill) {
+  COHORT_CHECK(fill != nullptr);
+  COHORT_CHECK(!shape.empty() && shape.size() <= 4);
+  for (const Tensor& t : tensors_) COHORT_CHECK_MSG(t.name != name, "duplicate tensor name");
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    COHORT_CHECK(d >= 0);
+    COHORT_CHECK(!__builtin_mul_overflow(n, d, &n));
+  }
+  const DTypeInfo& info = dtype_info(type);
+  COHORT_CHECK(shape[0] % info.block_elems == 0);
+  uint64_t bytes =
+      static_cast<uint64_t>(shape[0] == 0 ? 0 : n / shape[0]) * row_bytes(type, shape[0]);
+  tensors_.push_back(Tensor{std::move(name), type, std::move(shape), bytes, std::move(fill)});
+}
+
+void GgufWriter::add_tensor_bytes(std::string name, DType type, std::vector<int64_t> shape,
+                                  std::vector<uint8_t> bytes) {
+  auto data = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  add_tensor(std::move(name), type, std::move(shape), [data](uint8_t* dst, uint64_t n) {
+    COHORT_CHECK_MSG(n == data->size(), "tensor bytes do not match its type and shape");
+    if (n != 0) std::memcpy(dst, data->data(), n);
+  });
+}
+
+template <typename Sink>
+void GgufWriter::emit(Sink& sink) const {
+  std::vector<uint8_t> head;
+  head.insert(head.end(), {'G', 'G', 'U', 'F'});
+  put_u32(head, kVersion);
+  put_u64(head, tensors_.size());
+  put_u64(head, kv_.size());
+  for (const Kv& kv : kv_) {
+    put_str(head, kv.key);
+    put_u32(head, kv.type_id);
+    head.insert(head.end(), kv.payload.begin(), kv.payload.end());
+  }
+  uint64_t offset = 0;
+  for (const Tensor& t : tensors_) {
+    put_str(head, t.name);
+    put_u32(head, static_cast<uint32_t>(t.shape.size()));
+    for (int64_t d : t.shape) put_u64(head, static_cast<uint64_t>(d));
+    put_u32(head, static_cast<uint32_t>(t.type));
+    put_u64(head, offset);
+    offset = align_up(offset + t.bytes, alignment_);
+  }
+  head.resize(align_up(head.size(), alignment_), 0);
+  sink.write(head.data(), head.size());
+
+  std::vector<uint8_t> buf;
+  const std::vector<uint8_t> zeros(alignment_, 0);
+  for (const Tensor& t : tensors_) {
+    buf.resize(t.bytes);
+    t.fill(buf.data(), t.bytes);
+    sink.write(buf.data(), buf.size());
+    sink.write(zeros.data(), align_up(t.bytes, alignment_) - t.bytes);
+  }
+}
+
 Status GgufWriter::write_file(const std::string& path) const {
-  return Status::unsupported("gguf: " + path + ": writer not implemented yet");
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    return Status::io_error("gguf: " + path + ": cannot create " + tmp + ": " +
+                            std::strerror(errno));
+  }
+  FileSink sink{f};
+  emit(sink);
+  if (sink.error == 0 && std::fflush(f) != 0) sink.error = errno != 0 ? errno : EIO;
+  if (std::fclose(f) != 0 && sink.error == 0) sink.error = errno != 0 ? errno : EIO;
+  if (sink.error != 0) {
+    std::remove(tmp.c_str());
+    return Status::io_error("gguf: " + path + ": cannot write " + tmp + ": " +
+                            std::strerror(sink.error));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    std::remove(tmp.c_str());
+    return Status::io_error("gguf: " + path + ": cannot rename " + tmp + ": " + std::strerror(e));
+  }
+  return Status::ok();
+}
+
+std::vector<uint8_t> GgufWriter::write_memory() const {
+  std::vector<uint8_t> out;
+  VectorSink sink{&out};
+  emit(sink);
+  return out;
 }
 
 }  // namespace cohort::format

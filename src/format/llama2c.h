@@ -13,7 +13,8 @@ namespace cohort::format {
 
 // Reads checkpoint_path and tokenizer_path (llama2.c tokenizer.bin layout) and returns the
 // equivalent GGUF. Every size is validated against the files.
-Result<GgufFile> load_llama2c(const std::string& checkpoint_path, const std::string& tokenizer_path);
+Result<GgufFile> load_llama2c(const std::string& checkpoint_path,
+                              const std::string& tokenizer_path);
 
 // True when path looks like a llama2.c checkpoint rather than a GGUF (no "GGUF" magic).
 bool looks_like_llama2c(const std::string& path);

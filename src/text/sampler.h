@@ -31,8 +31,10 @@ class Sampler {
 
   // Chooses a token from logits[0..n_vocab); logits may be modified.
   int32_t sample(float* logits);
-  // Records a token (prompt or generated) for the penalties.
+  // Records a token (prompt or generated) for the penalties; keeps the last repeat_last_n
+  // (none when repeat_last_n <= 0). Ids outside [0, n_vocab) are ignored.
   void accept(int32_t token);
+  // Forgets the accepted tokens and restarts the RNG from config.seed.
   void reset();
 
   const SamplerConfig& config() const { return config_; }
@@ -43,6 +45,7 @@ class Sampler {
   Rng rng_;
   std::deque<int32_t> recent_;
   std::vector<std::pair<float, int32_t>> candidates_;  // reused, no allocation per token
+  std::vector<int32_t> counts_;  // occurrences of each id in recent_ (n_vocab entries)
 };
 
 }  // namespace cohort::text

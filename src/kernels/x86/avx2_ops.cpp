@@ -1,8 +1,389 @@
-// PLACEHOLDER: replaced by the real implementation.
+// AVX2+FMA+F16C versions of the non-matmul ops. rope stays scalar (it touches a few KB per
+// token; the reference is fast enough), so this file does not override it.
+//
+// Attention is tiled and single-pass (online softmax). The query heads that share one KV
+// head are processed together, so each tile of K and V is read from memory once per group,
+// not once per query head. Per tile of T positions:
+//   - F16 K rows are converted once into a float buffer (F32 K is read in place);
+//   - scores s = scale * q.k for every head of the group, 8 positions at a time;
+//   - running max m and sum l per head are updated; the accumulator (the out row itself)
+//     is rescaled by exp(m_old - m_new) when the max grows;
+//   - out += sum_t p_t v_t, 16 dims x up to 4 heads in registers, each V vector converted
+//     once and used by all heads.
+// At the end out is divided by l. head_dim not a multiple of 8 (or above 512) takes a
+// simpler two-pass path through scratch with scalar tails.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "kernels/registry.h"
+#include "kernels/x86/simd_avx2.h"
 
 namespace cohort::kernels {
+namespace {
 
-void fill_avx2_ops(KernelTable& t) { (void)t; }
+using avx2::exp_ps;
+using avx2::hmax;
+using avx2::hsum;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+void rmsnorm_avx2(const float* x, const float* w, float* y, int64_t n, float eps) {
+  __m256 s0 = _mm256_setzero_ps();
+  __m256 s1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    const __m256 b = _mm256_loadu_ps(x + i + 8);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+    s1 = _mm256_fmadd_ps(b, b, s1);
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+  }
+  float sum = hsum(_mm256_add_ps(s0, s1));
+  for (; i < n; ++i) sum += x[i] * x[i];
+  const float scale = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
+  const __m256 vs = _mm256_set1_ps(scale);
+  i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(y + i,
+                     _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+  }
+  for (; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void softmax_avx2(float* x, int64_t n) {
+  __m256 vmx = _mm256_set1_ps(x[0]);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + i));
+  float mx = hmax(vmx);
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+
+  const __m256 vm = _mm256_set1_ps(mx);
+  __m256 vsum = _mm256_setzero_ps();
+  i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    _mm256_storeu_ps(x + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  float sum = hsum(vsum);
+  if (i < n) {  // tail through a padded block so every element sees the same exp
+    alignas(32) float buf[8];
+    const int64_t r = n - i;
+    for (int64_t j = 0; j < 8; ++j) buf[j] = j < r ? x[i + j] - mx : kNegInf;
+    _mm256_store_ps(buf, exp_ps(_mm256_load_ps(buf)));
+    for (int64_t j = 0; j < r; ++j) {
+      x[i + j] = buf[j];
+      sum += buf[j];
+    }
+  }
+
+  const __m256 vinv = _mm256_set1_ps(1.0f / sum);
+  const float inv = 1.0f / sum;
+  i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
+  for (; i < n; ++i) x[i] *= inv;
+}
+
+inline __m256 silu_mul8(__m256 g, __m256 u) {
+  const __m256 e = exp_ps(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)));
+  return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
+}
+
+void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, silu_mul8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  }
+  if (i < n) {
+    alignas(32) float g[8] = {};
+    alignas(32) float u[8] = {};
+    const int64_t r = n - i;
+    for (int64_t j = 0; j < r; ++j) {
+      g[j] = gate[i + j];
+      u[j] = up[i + j];
+    }
+    _mm256_store_ps(g, silu_mul8(_mm256_load_ps(g), _mm256_load_ps(u)));
+    for (int64_t j = 0; j < r; ++j) out[i + j] = g[j];
+  }
+}
+
+void add_avx2(const float* a, const float* b, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  }
+  for (; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+// ---------------------------------------------------------------------------------------
+// Attention
+
+constexpr int64_t kKBufFloats = 4096;  // one tile of K as floats (16 KB)
+constexpr int64_t kMaxTile = 64;       // positions per tile
+constexpr int64_t kMaxHeads = 16;      // query heads of one KV group handled together
+constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
+
+template <bool kF16>
+inline __m256 load_kv8(const void* base, int64_t index) {
+  if constexpr (kF16) {
+    return avx2::load_f16x8(static_cast<const uint16_t*>(base) + index);
+  } else {
+    return _mm256_loadu_ps(static_cast<const float*>(base) + index);
+  }
+}
+
+// s[j] = scale * q.k_j for j < cnt, k_j at k + j*k_stride; s padded with -inf up to a
+// multiple of 8. hd is a multiple of 8.
+void qk_scores(const float* q, const float* k, int64_t k_stride, int64_t cnt, int64_t hd,
+               float scale, float* s) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int64_t j = 0;
+  for (; j + 8 <= cnt; j += 8) {
+    __m256 acc[8];
+    for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+    const float* kj = k + j * k_stride;
+    for (int64_t d = 0; d < hd; d += 8) {
+      const __m256 qv = _mm256_loadu_ps(q + d);
+      for (int r = 0; r < 8; ++r) {
+        acc[r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kj + r * k_stride + d), acc[r]);
+      }
+    }
+    _mm256_storeu_ps(s + j, _mm256_mul_ps(avx2::hsum8x8(acc), vscale));
+  }
+  for (; j < cnt; ++j) {
+    __m256 acc = _mm256_setzero_ps();
+    const float* kj = k + j * k_stride;
+    for (int64_t d = 0; d < hd; d += 8) {
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc);
+    }
+    s[j] = hsum(acc) * scale;
+  }
+  for (; j % 8 != 0; ++j) s[j] = kNegInf;
+}
+
+// out[h] += sum_{t < cnt} p[h][t] * v_t for NH consecutive heads (out rows hd apart, p rows
+// kMaxTile apart); v_t at v + t*stride (elements).
+template <int kNH, bool kF16>
+void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const float* p,
+              float* out) {
+  int64_t d = 0;
+  for (; d + 16 <= hd; d += 16) {
+    __m256 acc[kNH][2];
+    for (int h = 0; h < kNH; ++h) {
+      acc[h][0] = _mm256_loadu_ps(out + h * hd + d);
+      acc[h][1] = _mm256_loadu_ps(out + h * hd + d + 8);
+    }
+    for (int64_t t = 0; t < cnt; ++t) {
+      const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
+      const __m256 v1 = load_kv8<kF16>(v, t * stride + d + 8);
+      for (int h = 0; h < kNH; ++h) {
+        const __m256 b = _mm256_broadcast_ss(p + h * kMaxTile + t);
+        acc[h][0] = _mm256_fmadd_ps(b, v0, acc[h][0]);
+        acc[h][1] = _mm256_fmadd_ps(b, v1, acc[h][1]);
+      }
+    }
+    for (int h = 0; h < kNH; ++h) {
+      _mm256_storeu_ps(out + h * hd + d, acc[h][0]);
+      _mm256_storeu_ps(out + h * hd + d + 8, acc[h][1]);
+    }
+  }
+  if (d < hd) {  // hd % 16 == 8: one last vector
+    __m256 acc[kNH];
+    for (int h = 0; h < kNH; ++h) acc[h] = _mm256_loadu_ps(out + h * hd + d);
+    for (int64_t t = 0; t < cnt; ++t) {
+      const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
+      for (int h = 0; h < kNH; ++h) {
+        acc[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * kMaxTile + t), v0, acc[h]);
+      }
+    }
+    for (int h = 0; h < kNH; ++h) _mm256_storeu_ps(out + h * hd + d, acc[h]);
+  }
+}
+
+template <bool kF16>
+void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh, const float* p,
+              float* out) {
+  int64_t h = 0;
+  for (; h + 4 <= nh; h += 4) pv_accum<4, kF16>(v, stride, cnt, hd, p + h * kMaxTile, out + h * hd);
+  const float* pr = p + h * kMaxTile;
+  float* o = out + h * hd;
+  switch (nh - h) {
+    case 3:
+      pv_accum<3, kF16>(v, stride, cnt, hd, pr, o);
+      break;
+    case 2:
+      pv_accum<2, kF16>(v, stride, cnt, hd, pr, o);
+      break;
+    case 1:
+      pv_accum<1, kF16>(v, stride, cnt, hd, pr, o);
+      break;
+    default:
+      break;
+  }
+}
+
+// Heads [h0, h0 + nh), all reading KV head kvh; hd a multiple of 8, at most kMaxHeadDim.
+template <bool kF16>
+void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
+  const int64_t hd = a.head_dim;
+  const int64_t kv_off = kvh * hd;
+  const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 8 * 8;
+  float* out = a.out + h0 * hd;
+  alignas(32) float kbuf[kKBufFloats];
+  alignas(32) float s[kMaxHeads * kMaxTile];
+  float m[kMaxHeads];
+  float l[kMaxHeads];
+  for (int64_t i = 0; i < nh * hd; ++i) out[i] = 0.0f;
+  for (int64_t h = 0; h < nh; ++h) {
+    m[h] = kNegInf;
+    l[h] = 0.0f;
+  }
+
+  for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
+    const int64_t cnt = std::min(tile, a.n_kv - t0);
+    const int64_t row0 = t0 * a.kv_stride + kv_off;
+    const float* k = nullptr;
+    int64_t k_stride = 0;
+    if constexpr (kF16) {
+      const uint16_t* kh = static_cast<const uint16_t*>(a.k) + row0;
+      for (int64_t j = 0; j < cnt; ++j) {
+        for (int64_t d = 0; d < hd; d += 8) {
+          _mm256_store_ps(kbuf + j * hd + d, avx2::load_f16x8(kh + j * a.kv_stride + d));
+        }
+      }
+      k = kbuf;
+      k_stride = hd;
+    } else {
+      k = static_cast<const float*>(a.k) + row0;
+      k_stride = a.kv_stride;
+    }
+
+    const int64_t cnt8 = (cnt + 7) / 8 * 8;
+    for (int64_t h = 0; h < nh; ++h) {
+      float* sh = s + h * kMaxTile;
+      qk_scores(a.q + (h0 + h) * hd, k, k_stride, cnt, hd, a.scale, sh);
+      __m256 vmx = _mm256_set1_ps(kNegInf);
+      for (int64_t j = 0; j < cnt8; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(sh + j));
+      const float m_new = std::max(m[h], hmax(vmx));
+      const __m256 vm = _mm256_set1_ps(m_new);
+      __m256 vsum = _mm256_setzero_ps();
+      for (int64_t j = 0; j < cnt8; j += 8) {
+        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(sh + j), vm));
+        _mm256_store_ps(sh + j, e);
+        vsum = _mm256_add_ps(vsum, e);
+      }
+      if (m_new > m[h]) {
+        const float corr = std::exp(m[h] - m_new);  // 0 on the first tile (m = -inf)
+        l[h] *= corr;
+        const __m256 vc = _mm256_set1_ps(corr);
+        float* oh = out + h * hd;
+        if (t0 > 0) {
+          for (int64_t d = 0; d < hd; d += 8) {
+            _mm256_storeu_ps(oh + d, _mm256_mul_ps(_mm256_loadu_ps(oh + d), vc));
+          }
+        }
+        m[h] = m_new;
+      }
+      l[h] += hsum(vsum);
+    }
+
+    pv_heads<kF16>(static_cast<const char*>(a.v) + row0 * (kF16 ? 2 : 4), a.kv_stride, cnt, hd,
+                   nh, s, out);
+  }
+
+  for (int64_t h = 0; h < nh; ++h) {
+    const __m256 vinv = _mm256_set1_ps(1.0f / l[h]);
+    float* oh = out + h * hd;
+    for (int64_t d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(oh + d, _mm256_mul_ps(_mm256_loadu_ps(oh + d), vinv));
+    }
+  }
+}
+
+// Two-pass fallback for any head_dim: scores into scratch, softmax, then out = sum p_t v_t.
+template <bool kF16>
+void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
+  const int64_t hd = a.head_dim;
+  const int64_t hd8 = hd / 8 * 8;
+  const int64_t kv_off = (h / (a.n_heads / a.n_kv_heads)) * hd;
+  const float* q = a.q + h * hd;
+  float* out = a.out + h * hd;
+  auto scalar_at = [](const void* base, int64_t index) {
+    if constexpr (kF16) {
+      uint16_t bits = static_cast<const uint16_t*>(base)[index];
+      return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
+    } else {
+      return static_cast<const float*>(base)[index];
+    }
+  };
+  for (int64_t t = 0; t < a.n_kv; ++t) {
+    const int64_t row = t * a.kv_stride + kv_off;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t d = 0; d < hd8; d += 8) {
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load_kv8<kF16>(a.k, row + d), acc);
+    }
+    float dot = hsum(acc);
+    for (int64_t d = hd8; d < hd; ++d) dot += q[d] * scalar_at(a.k, row + d);
+    scratch[t] = dot * a.scale;
+  }
+  softmax_avx2(scratch, a.n_kv);
+  for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
+  for (int64_t t = 0; t < a.n_kv; ++t) {
+    const int64_t row = t * a.kv_stride + kv_off;
+    const float p = scratch[t];
+    const __m256 vp = _mm256_set1_ps(p);
+    for (int64_t d = 0; d < hd8; d += 8) {
+      _mm256_storeu_ps(out + d,
+                       _mm256_fmadd_ps(vp, load_kv8<kF16>(a.v, row + d), _mm256_loadu_ps(out + d)));
+    }
+    for (int64_t d = hd8; d < hd; ++d) out[d] += p * scalar_at(a.v, row + d);
+  }
+}
+
+void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
+                    float* scratch) {
+  const int64_t hd = a.head_dim;
+  const bool f16 = a.kv_type == DType::kF16;
+  if (a.n_kv <= 0) {
+    for (int64_t i = head_begin * hd; i < head_end * hd; ++i) a.out[i] = 0.0f;
+    return;
+  }
+  if (hd % 8 != 0 || hd > kMaxHeadDim) {
+    for (int64_t h = head_begin; h < head_end; ++h) {
+      if (f16) {
+        attend_head_generic<true>(a, h, scratch);
+      } else {
+        attend_head_generic<false>(a, h, scratch);
+      }
+    }
+    return;
+  }
+  const int64_t group = a.n_heads / a.n_kv_heads;
+  for (int64_t h0 = head_begin; h0 < head_end;) {
+    const int64_t kvh = h0 / group;
+    const int64_t h1 = std::min({head_end, (kvh + 1) * group, h0 + kMaxHeads});
+    if (f16) {
+      attend_group<true>(a, kvh, h0, h1 - h0);
+    } else {
+      attend_group<false>(a, kvh, h0, h1 - h0);
+    }
+    h0 = h1;
+  }
+}
+
+}  // namespace
+
+void fill_avx2_ops(KernelTable& t) {
+  t.rmsnorm = rmsnorm_avx2;
+  t.softmax = softmax_avx2;
+  t.silu_mul = silu_mul_avx2;
+  t.add = add_avx2;
+  t.attention = attention_avx2;
+}
 
 }  // namespace cohort::kernels

@@ -1,8 +1,268 @@
-// PLACEHOLDER: replaced by the real implementation.
+// AVX2+FMA dot products of the K-quants with Q8_K activations. Each 32-byte vector of
+// unsigned quants meets 32 activation bytes in maddubs (u8 x s8 -> pairs of int16), then a
+// madd with the int16 sub-block scales widens to int32; the integer sum of a super-block is
+// converted once and scaled by d. Offsets of the signed formats (Q3_K's -4, Q6_K's -32) and
+// the mins of Q2_K/Q4_K/Q5_K come out of one madd of the scales with the activation bsums.
+// Element order is the one documented in tensor/quantize_k.cpp; ref/vec_dot_k.cpp is the
+// specification these must match.
+#include <cstring>
+
 #include "kernels/registry.h"
+#include "kernels/x86/simd_avx2.h"
+#include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
+namespace {
 
-void fill_avx2_k(KernelTable& t) { (void)t; }
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+inline float half_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum128(__m128 v) {
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  v = _mm_add_ss(v, _mm_movehdup_ps(v));
+  return _mm_cvtss_f32(v);
+}
+
+// Int16 lane k of a 128-bit vector of 8 int16, broadcast to 16 lanes. v holds that vector
+// in both 128-bit halves.
+inline __m256i bcast_i16(__m256i v, int k) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<int16_t>(((2 * k + 1) << 8) | 2 * k)));
+}
+
+// Int8 scales s and s+1 of a 16-byte vector, widened to int16: 8 lanes of scale s then 8
+// of scale s+1, matching the two 16-element sub-blocks covered by one 32-byte vector.
+inline __m256i scale_pair_i16(__m128i sc8, int s) {
+  const int64_t lo = static_cast<int64_t>(0x0101010101010101ull * static_cast<uint64_t>(s));
+  const int64_t hi = static_cast<int64_t>(0x0101010101010101ull * static_cast<uint64_t>(s + 1));
+  return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_set_epi64x(hi, lo)));
+}
+
+// Bytes equal to `value` where bit `bit` of the byte in m is set, 0 elsewhere.
+inline __m256i bit_to(__m256i m, int bit, char value) {
+  const __m256i b = _mm256_set1_epi8(static_cast<char>(1u << bit));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(m, b), b), _mm256_set1_epi8(value));
+}
+
+// Q4_K and Q5_K scale bytes: 8 6-bit scales (low 8 bytes) and 8 6-bit mins (high 8 bytes).
+inline __m128i unpack_scale_min_k4(const uint8_t* scales) {
+  uint32_t u[3];
+  std::memcpy(u, scales, sizeof(u));
+  const uint32_t s0 = u[0] & 0x3f3f3f3fu;
+  const uint32_t m0 = u[1] & 0x3f3f3f3fu;
+  const uint32_t s1 = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 2) & 0x30303030u);
+  const uint32_t m1 = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 2) & 0x30303030u);
+  return _mm_set_epi32(static_cast<int>(m1), static_cast<int>(m0), static_cast<int>(s1),
+                       static_cast<int>(s0));
+}
+
+// Sum over the 8 sub-blocks of 32 of min[j] * (bsums[2j] + bsums[2j+1]), as 4 int32 lanes.
+inline __m128i mins_dot_bsums(__m128i sm8, const int16_t* bsums) {
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm8, sm8));
+  const __m256i bs = load256(bsums);
+  const __m128i bs8 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+  return _mm_madd_epi16(mins, bs8);
+}
+
+float vec_dot_q4_k(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ4_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 acc_m = _mm_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const float d = y[i].d * half_to_f32(x[i].d);
+    const float dmin = -y[i].d * half_to_f32(x[i].dmin);
+    const __m128i sm8 = unpack_scale_min_k4(x[i].scales);
+    acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)),
+                         acc_m);
+    const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm8));
+    const uint8_t* q = x[i].qs;
+    const int8_t* qa = y[i].qs;
+    __m256i sumi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m256i qv = load256(q + 32 * c);
+      const __m256i lo = _mm256_and_si256(qv, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qv, 4), m4);
+      __m256i p0 = _mm256_maddubs_epi16(lo, load256(qa + 64 * c));
+      __m256i p1 = _mm256_maddubs_epi16(hi, load256(qa + 64 * c + 32));
+      p0 = _mm256_madd_epi16(p0, bcast_i16(sc, 2 * c));
+      p1 = _mm256_madd_epi16(p1, bcast_i16(sc, 2 * c + 1));
+      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return avx2::hsum(acc) + hsum128(acc_m);
+}
+
+float vec_dot_q5_k(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ5_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  const __m256i m16 = _mm256_set1_epi8(16);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 acc_m = _mm_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const float d = y[i].d * half_to_f32(x[i].d);
+    const float dmin = -y[i].d * half_to_f32(x[i].dmin);
+    const __m128i sm8 = unpack_scale_min_k4(x[i].scales);
+    acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)),
+                         acc_m);
+    const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm8));
+    const uint8_t* q = x[i].qs;
+    const int8_t* qa = y[i].qs;
+    // Bit 2c of qh[l] is the 5th bit of element 64c + l, bit 2c + 1 that of 64c + 32 + l.
+    // Shifting 16-bit lanes right by 2 per chunk keeps those two bits at bits 0 and 1 of
+    // every byte (bits entering from the neighbour byte land at bits >= 2).
+    __m256i hb = load256(x[i].qh);
+    __m256i sumi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m256i qv = load256(q + 32 * c);
+      const __m256i lo = _mm256_or_si256(_mm256_and_si256(qv, m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(hb, 4), m16));
+      const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(hb, 3), m16));
+      hb = _mm256_srli_epi16(hb, 2);
+      __m256i p0 = _mm256_maddubs_epi16(lo, load256(qa + 64 * c));
+      __m256i p1 = _mm256_maddubs_epi16(hi, load256(qa + 64 * c + 32));
+      p0 = _mm256_madd_epi16(p0, bcast_i16(sc, 2 * c));
+      p1 = _mm256_madd_epi16(p1, bcast_i16(sc, 2 * c + 1));
+      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return avx2::hsum(acc) + hsum128(acc_m);
+}
+
+float vec_dot_q6_k(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ6_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  const __m256i m48 = _mm256_set1_epi8(0x30);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const float d = y[i].d * half_to_f32(x[i].d);
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales));
+    // q - 32 = stored 6-bit value minus 32: the -32 is sum_j sc[j] * 32 * bsums[j].
+    const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(y[i].bsums));
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 5));
+    const int8_t* qa = y[i].qs;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load256(x[i].ql + 64 * h);
+      const __m256i ql1 = load256(x[i].ql + 64 * h + 32);
+      const __m256i qh = load256(x[i].qh + 32 * h);
+      const __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(qh, 4), m48));
+      const __m256i q1 = _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(qh, 2), m48));
+      const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                         _mm256_and_si256(qh, m48));
+      const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), m48));
+      const int8_t* ah = qa + 128 * h;
+      __m256i p0 = _mm256_maddubs_epi16(q0, load256(ah));
+      __m256i p1 = _mm256_maddubs_epi16(q1, load256(ah + 32));
+      __m256i p2 = _mm256_maddubs_epi16(q2, load256(ah + 64));
+      __m256i p3 = _mm256_maddubs_epi16(q3, load256(ah + 96));
+      p0 = _mm256_madd_epi16(p0, scale_pair_i16(sc8, 8 * h + 0));
+      p1 = _mm256_madd_epi16(p1, scale_pair_i16(sc8, 8 * h + 2));
+      p2 = _mm256_madd_epi16(p2, scale_pair_i16(sc8, 8 * h + 4));
+      p3 = _mm256_madd_epi16(p3, scale_pair_i16(sc8, 8 * h + 6));
+      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(_mm256_add_epi32(p0, p1),
+                                                     _mm256_add_epi32(p2, p3)));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return avx2::hsum(acc);
+}
+
+float vec_dot_q3_k(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ3_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i m3 = _mm256_set1_epi8(3);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const float d = y[i].d * half_to_f32(x[i].d);
+    // 16 6-bit scales: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11.
+    uint32_t u[3];
+    std::memcpy(u, x[i].scales, sizeof(u));
+    const uint32_t k4 = 0x0f0f0f0fu, k2 = 0x03030303u;
+    const uint32_t s0 = (u[0] & k4) | ((u[2] & k2) << 4);
+    const uint32_t s1 = (u[1] & k4) | (((u[2] >> 2) & k2) << 4);
+    const uint32_t s2 = ((u[0] >> 4) & k4) | (((u[2] >> 4) & k2) << 4);
+    const uint32_t s3 = ((u[1] >> 4) & k4) | (((u[2] >> 6) & k2) << 4);
+    const __m128i sc8 = _mm_sub_epi8(
+        _mm_set_epi32(static_cast<int>(s3), static_cast<int>(s2), static_cast<int>(s1),
+                      static_cast<int>(s0)),
+        _mm_set1_epi8(32));
+    // Quants are (low 2 bits + 4 * hmask bit) - 4; the -4 is sum_j sc[j] * 4 * bsums[j].
+    const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(y[i].bsums));
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 2));
+    const __m256i hm = load256(x[i].hmask);
+    const int8_t* qa = y[i].qs;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qv = load256(x[i].qs + 32 * h);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const int k = 4 * h + j;  // elements 32k .. 32k + 31
+        const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), m3),
+                                          bit_to(hm, k, 4));
+        const __m256i p = _mm256_maddubs_epi16(q, load256(qa + 32 * k));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair_i16(sc8, 2 * k)));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return avx2::hsum(acc);
+}
+
+float vec_dot_q2_k(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ2_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m128i m4 = _mm_set1_epi8(0xF);
+  __m256 acc = _mm256_setzero_ps();
+  __m256 acc_m = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const float d = y[i].d * half_to_f32(x[i].d);
+    const float dmin = -y[i].d * half_to_f32(x[i].dmin);
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales));
+    const __m128i sc8 = _mm_and_si128(raw, m4);
+    const __m128i mn8 = _mm_and_si128(_mm_srli_epi16(raw, 4), m4);
+    const __m256i summ = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mn8), load256(y[i].bsums));
+    acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(summ), acc_m);
+    const int8_t* qa = y[i].qs;
+    __m256i sumi = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qv = load256(x[i].qs + 32 * h);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const int k = 4 * h + j;
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), m3);
+        const __m256i p = _mm256_maddubs_epi16(q, load256(qa + 32 * k));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair_i16(sc8, 2 * k)));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return avx2::hsum(_mm256_add_ps(acc, acc_m));
+}
+
+}  // namespace
+
+void fill_avx2_k(KernelTable& t) {
+  t.types[static_cast<uint32_t>(DType::kQ2_K)].vec_dot = vec_dot_q2_k;
+  t.types[static_cast<uint32_t>(DType::kQ3_K)].vec_dot = vec_dot_q3_k;
+  t.types[static_cast<uint32_t>(DType::kQ4_K)].vec_dot = vec_dot_q4_k;
+  t.types[static_cast<uint32_t>(DType::kQ5_K)].vec_dot = vec_dot_q5_k;
+  t.types[static_cast<uint32_t>(DType::kQ6_K)].vec_dot = vec_dot_q6_k;
+}
 
 }  // namespace cohort::kernels

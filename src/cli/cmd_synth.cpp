@@ -1,0 +1,69 @@
+// cohort synth: write a GGUF with random weights of a chosen shape and type.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "model/synth.h"
+#include "tensor/dtype.h"
+
+namespace cohort::cli {
+namespace {
+
+struct SynthArgs {
+  model::SynthConfig config;
+  std::string type = "f32";
+  std::string out;
+};
+
+int synth(SynthArgs& a) {
+  auto type = dtype_from_name(a.type);
+  if (!type) {
+    std::fprintf(stderr, "error: synth: unknown --type '%s'\n", a.type.c_str());
+    return 2;
+  }
+  a.config.type = *type;
+  const double t0 = now_s();
+  int last_pct = -1;
+  Status s = model::write_synthetic_model(a.config, a.out, [&](int64_t done, int64_t total) {
+    const int pct = static_cast<int>(100 * done / total);
+    if (pct != last_pct) {
+      std::fprintf(stderr, "\rsynth: writing tensors %3d%% (%lld/%lld)", pct,
+                   static_cast<long long>(done), static_cast<long long>(total));
+      last_pct = pct;
+    }
+  });
+  std::fprintf(stderr, "\n");
+  if (!s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "synth: wrote %s (%s, random weights) in %.2f s\n", a.out.c_str(),
+               a.type.c_str(), now_s() - t0);
+  return 0;
+}
+
+}  // namespace
+
+void add_synth_command(CLI::App& app, Runner* runner) {
+  auto a = std::make_shared<SynthArgs>();
+  model::SynthConfig& c = a->config;
+  CLI::App* cmd = app.add_subcommand("synth", "Write a GGUF model with random weights");
+  cmd->add_option("--arch", c.arch, "Architecture")->check(CLI::IsMember({"llama", "qwen2", "qwen3"}));
+  cmd->add_option("--dim", c.dim, "Embedding length");
+  cmd->add_option("--layers", c.n_layers, "Transformer blocks");
+  cmd->add_option("--heads", c.n_heads, "Attention heads");
+  cmd->add_option("--kv-heads", c.n_kv_heads, "Key/value heads");
+  cmd->add_option("--head-dim", c.head_dim, "Head dimension (default dim/heads)");
+  cmd->add_option("--ffn", c.ffn_dim, "Feed-forward length");
+  cmd->add_option("--vocab", c.n_vocab, "Vocabulary size");
+  cmd->add_option("--ctx", c.n_ctx, "Trained context length");
+  cmd->add_option("--type", a->type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K..q6_K");
+  cmd->add_flag("--tied", c.tied_embeddings, "Tie the output projection to the embeddings");
+  cmd->add_option("--seed", c.seed, "Random seed");
+  cmd->add_option("-o,--output", a->out, "Output file")->required();
+  cmd->callback([a, runner] { *runner = [a] { return synth(*a); }; });
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,50 @@
+#include "model/kv_cache.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/fp16.h"
+
+namespace cohort::model {
+
+Result<KvCache> KvCache::create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
+                                int64_t head_dim, DType type) {
+  if (type != DType::kF16 && type != DType::kF32) {
+    return Status::invalid_argument("kv: cache type must be f16 or f32");
+  }
+  if (n_layers <= 0 || n_ctx <= 0 || n_kv_heads <= 0 || head_dim <= 0) {
+    return Status::invalid_argument("kv: empty cache shape");
+  }
+  KvCache c;
+  c.type_ = type;
+  c.n_ctx_ = n_ctx;
+  c.row_elems_ = n_kv_heads * head_dim;
+  c.elem_bytes_ = type == DType::kF16 ? 2 : 4;
+  c.layer_bytes_ = static_cast<size_t>(n_ctx) * c.row_elems_ * c.elem_bytes_;
+  const size_t total = c.layer_bytes_ * n_layers;
+  try {
+    c.k_.resize(total);
+    c.v_.resize(total);
+  } catch (const std::bad_alloc&) {
+    return Status::out_of_range("kv: cannot allocate " + std::to_string(2 * total >> 20) +
+                                " MiB of KV cache; lower the context with -c");
+  }
+  return c;
+}
+
+void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float* v_row) {
+  const size_t off = layer * layer_bytes_ + pos * row_elems_ * elem_bytes_;
+  if (type_ == DType::kF32) {
+    std::memcpy(k_.data() + off, k_row, row_elems_ * 4);
+    std::memcpy(v_.data() + off, v_row, row_elems_ * 4);
+    return;
+  }
+  auto* kd = reinterpret_cast<uint16_t*>(k_.data() + off);
+  auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
+  for (int64_t i = 0; i < row_elems_; ++i) {
+    kd[i] = f32_to_fp16(k_row[i]);
+    vd[i] = f32_to_fp16(v_row[i]);
+  }
+}
+
+}  // namespace cohort::model

@@ -1,0 +1,37 @@
+// Keys and values of one sequence for the layers and KV heads one rank owns.
+// Layout per layer: [n_ctx positions][n_kv_heads * head_dim], in F16 (default) or F32.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "tensor/dtype.h"
+
+namespace cohort::model {
+
+class KvCache {
+ public:
+  // type is kF16 or kF32. Allocation failure of a huge cache is reported, not thrown.
+  static Result<KvCache> create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
+                                int64_t head_dim, DType type);
+
+  int64_t n_ctx() const { return n_ctx_; }
+  int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
+  DType type() const { return type_; }
+  size_t bytes() const { return k_.size() + v_.size(); }
+
+  // Start of layer l's keys/values (position 0).
+  void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
+  void* v(int64_t layer) { return v_.data() + layer * layer_bytes_; }
+  // Writes row_elems() floats for position pos of layer l (converted to type()).
+  void store(int64_t layer, int64_t pos, const float* k_row, const float* v_row);
+
+ private:
+  int64_t n_ctx_ = 0, row_elems_ = 0;
+  size_t layer_bytes_ = 0, elem_bytes_ = 0;
+  DType type_ = DType::kF16;
+  std::vector<uint8_t> k_, v_;
+};
+
+}  // namespace cohort::model

@@ -1,0 +1,36 @@
+// Which part of the model one rank computes. model/ sees only this and a Communicator:
+// it never knows how many nodes there are. Heads and FFN columns are ranges of the whole
+// model's; KV heads are those the rank's query heads read (replicated when ranks outnumber
+// KV heads). The whole model on one node is ShardSpec::whole().
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "model/hparams.h"
+
+namespace cohort::model {
+
+struct ShardSpec {
+  int64_t layer_begin = 0, layer_end = 0;  // layers [begin, end) run here (pipeline stage)
+  int64_t head_begin = 0, head_end = 0;    // query heads (tensor parallel)
+  int64_t ffn_begin = 0, ffn_end = 0;      // FFN intermediate columns (tensor parallel)
+  bool embeds = true;   // this stage turns token ids into the first hidden state
+  bool outputs = true;  // this stage turns the last hidden state into logits
+
+  static ShardSpec whole(const HParams& hp);
+
+  int64_t n_layers() const { return layer_end - layer_begin; }
+  int64_t n_heads() const { return head_end - head_begin; }
+  int64_t n_ffn() const { return ffn_end - ffn_begin; }
+  // KV heads [kv_begin, kv_end) the query heads [head_begin, head_end) read.
+  int64_t kv_head_begin(const HParams& hp) const;
+  int64_t kv_head_end(const HParams& hp) const;
+
+  // Checks ranges against hp (and GQA grouping); a clear Status otherwise.
+  Status validate(const HParams& hp) const;
+  std::string to_string() const;
+};
+
+}  // namespace cohort::model

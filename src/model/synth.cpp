@@ -1,0 +1,194 @@
+#include "model/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "core/log.h"
+#include "core/rng.h"
+#include "format/gguf_writer.h"
+#include "tensor/quantize.h"
+
+namespace cohort::model {
+namespace {
+
+const char* const kWords[] = {
+    "the", "and", "was", "to", "a", "he", "she", "it", "they", "in", "of", "is", "on",
+    "with", "for", "that", "big", "little", "play", "happy", "day", "one", "time", "once",
+    "upon", "there", "named", "saw", "said", "wanted", "friend", "mom", "dog", "cat", "ball",
+    "tree", "park", "fun", "went", "what", "hello", "world", "cluster", "node", "model",
+    "token", "fast", "slow", "run", "code", "data", "you", "I", "we", "are", "be", "not",
+    "can", "do", "this", "have", "from", "or", "but", "all", "at", "by", "an", "so", "if"};
+
+// A SentencePiece-style vocabulary: <unk>, <s>, </s>, the 256 byte tokens, single
+// characters, whole words with and without the "▁" prefix, then pairs and triples of
+// letters until n_vocab pieces exist. Scores fall with the index, so earlier pieces merge
+// first, as in a trained vocabulary.
+void make_vocab(int64_t n_vocab, std::vector<std::string>* pieces, std::vector<float>* scores,
+                std::vector<int32_t>* types) {
+  std::set<std::string> seen;
+  auto add = [&](std::string p, int32_t type) {
+    if (static_cast<int64_t>(pieces->size()) >= n_vocab || !seen.insert(p).second) return;
+    scores->push_back(type == 1 ? -static_cast<float>(pieces->size()) : 0.0f);
+    pieces->push_back(std::move(p));
+    types->push_back(type);
+  };
+  add("<unk>", 2);
+  add("<s>", 3);
+  add("</s>", 3);
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "<0x%02X>", b);
+    add(buf, 6);
+  }
+  const std::string sp = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+  add(sp, 1);
+  for (char c = 'a'; c <= 'z'; ++c) add(std::string(1, c), 1);
+  for (char c : std::string(".,!?'\"0123456789")) add(std::string(1, c), 1);
+  for (char c = 'A'; c <= 'Z'; ++c) add(std::string(1, c), 1);
+  for (const char* w : kWords) {
+    add(sp + w, 1);
+    add(w, 1);
+  }
+  const std::string letters = "etaoinshrdlcumwfgypbvkjxqz";
+  for (char a : letters)
+    for (char b : letters) {
+      add(std::string{a, b}, 1);
+      add(sp + std::string{a, b}, 1);
+    }
+  for (char a : letters)
+    for (char b : letters)
+      for (char c : letters) add(std::string{a, b, c}, 1);
+  for (int64_t i = 0; static_cast<int64_t>(pieces->size()) < n_vocab; ++i) {
+    add(sp + "w" + std::to_string(i), 1);  // filler for very large vocabularies
+  }
+}
+
+Status check(const SynthConfig& c) {
+  auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
+  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3")
+    return bad("--arch must be llama, qwen2 or qwen3");
+  if (c.dim < 8 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.ffn_dim < 1)
+    return bad("dimensions must be positive (dim >= 8)");
+  if (c.n_heads % c.n_kv_heads != 0) return bad("--heads must be a multiple of --kv-heads");
+  const int64_t hd = c.head_dim ? c.head_dim : c.dim / c.n_heads;
+  if (!c.head_dim && c.dim % c.n_heads != 0) return bad("--dim must be a multiple of --heads");
+  if (hd % 2 != 0) return bad("head dimension must be even (rotary pairs)");
+  if (c.n_vocab < 300) return bad("--vocab must be >= 300 (bytes, specials and letters)");
+  if (c.n_ctx < 1) return bad("--ctx must be positive");
+  if (!dtype_info(c.type).supported || c.type == DType::kQ8_1 || c.type == DType::kQ8_K)
+    return bad("unsupported --type " + std::string(dtype_name(c.type)));
+  return Status::ok();
+}
+
+DType storage_type(DType wanted, int64_t row_len, const std::string& name) {
+  if (row_len % dtype_info(wanted).block_elems == 0) return wanted;
+  const DType fallback = row_len % 32 == 0 ? DType::kQ8_0 : DType::kF16;
+  COHORT_LOG_INFO("synth: %s has rows of %lld, not a multiple of %s blocks: stored as %s",
+                  name.c_str(), static_cast<long long>(row_len),
+                  std::string(dtype_name(wanted)).c_str(),
+                  std::string(dtype_name(fallback)).c_str());
+  return fallback;
+}
+
+}  // namespace
+
+Status write_synthetic_model(const SynthConfig& c, const std::string& path,
+                             const std::function<void(int64_t, int64_t)>& progress) {
+  COHORT_RETURN_IF_ERROR(check(c));
+  const int64_t hd = c.head_dim ? c.head_dim : c.dim / c.n_heads;
+  const std::string& a = c.arch;
+  format::GgufWriter w;
+  w.set_string("general.architecture", a);
+  w.set_string("general.name", "cohort synthetic " + a + " (random weights)");
+  w.set_u32("general.file_type", static_cast<uint32_t>(c.type));
+  w.set_u32(a + ".context_length", static_cast<uint32_t>(c.n_ctx));
+  w.set_u32(a + ".embedding_length", static_cast<uint32_t>(c.dim));
+  w.set_u32(a + ".block_count", static_cast<uint32_t>(c.n_layers));
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(c.ffn_dim));
+  w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
+  if (c.head_dim) {
+    w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(hd));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(hd));
+  }
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(hd));
+  w.set_f32(a + ".rope.freq_base", a == "llama" ? 10000.0f : 1000000.0f);
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_u32(a + ".vocab_size", static_cast<uint32_t>(c.n_vocab));
+
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  std::vector<int32_t> types;
+  make_vocab(c.n_vocab, &pieces, &scores, &types);
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_strings("tokenizer.ggml.tokens", pieces);
+  w.set_f32s("tokenizer.ggml.scores", scores);
+  w.set_i32s("tokenizer.ggml.token_type", types);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  w.set_bool("tokenizer.ggml.add_space_prefix", true);
+
+  // Weights ~ N(0, std^2), each tensor from its own seed so files are reproducible and
+  // tensors independent of the order they are written in. The output projection is larger
+  // than the rest so that logits are peaked (top-1 is meaningful when comparing types).
+  int64_t n_tensors = 0, done = 0;
+  auto add_matrix = [&](const std::string& name, int64_t rows, int64_t cols, float stddev,
+                        DType type) {
+    const DType t = storage_type(type, cols, name);
+    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
+    w.add_tensor(name, t, {cols, rows}, [=, &done, &progress](uint8_t* dst, uint64_t) {
+      Rng rng(seed);
+      std::vector<float> row(cols);
+      const size_t rb = row_bytes(t, cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (float& v : row) v = rng.normal() * stddev;
+        quantize_row(t, row.data(), dst + r * rb, cols);
+      }
+      if (progress) progress(++done, n_tensors);
+    });
+  };
+  auto add_vector = [&](const std::string& name, int64_t n, float mean, float spread) {
+    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
+    w.add_tensor(name, DType::kF32, {n}, [=, &done, &progress](uint8_t* dst, uint64_t) {
+      Rng rng(seed);
+      auto* f = reinterpret_cast<float*>(dst);
+      for (int64_t i = 0; i < n; ++i) f[i] = mean + spread * rng.uniform_f32(-1.f, 1.f);
+      if (progress) progress(++done, n_tensors);
+    });
+  };
+
+  const float s_in = 1.0f / std::sqrt(static_cast<float>(c.dim));
+  const float s_ffn = 1.0f / std::sqrt(static_cast<float>(c.ffn_dim));
+  const float s_att = 1.0f / std::sqrt(static_cast<float>(c.n_heads * hd));
+  add_matrix("token_embd.weight", c.n_vocab, c.dim, 1.0f, c.type);
+  add_vector("output_norm.weight", c.dim, 1.0f, 0.1f);
+  if (!c.tied_embeddings) add_matrix("output.weight", c.n_vocab, c.dim, 4.0f * s_in, c.type);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    add_vector(p + "attn_norm.weight", c.dim, 1.0f, 0.1f);
+    add_matrix(p + "attn_q.weight", c.n_heads * hd, c.dim, s_in, c.type);
+    add_matrix(p + "attn_k.weight", c.n_kv_heads * hd, c.dim, s_in, c.type);
+    add_matrix(p + "attn_v.weight", c.n_kv_heads * hd, c.dim, s_in, c.type);
+    if (a == "qwen2") {
+      add_vector(p + "attn_q.bias", c.n_heads * hd, 0.0f, 0.2f);
+      add_vector(p + "attn_k.bias", c.n_kv_heads * hd, 0.0f, 0.2f);
+      add_vector(p + "attn_v.bias", c.n_kv_heads * hd, 0.0f, 0.2f);
+    }
+    if (a == "qwen3") {
+      add_vector(p + "attn_q_norm.weight", hd, 1.0f, 0.1f);
+      add_vector(p + "attn_k_norm.weight", hd, 1.0f, 0.1f);
+    }
+    add_matrix(p + "attn_output.weight", c.dim, c.n_heads * hd, s_att, c.type);
+    add_vector(p + "ffn_norm.weight", c.dim, 1.0f, 0.1f);
+    add_matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim, s_in, c.type);
+    add_matrix(p + "ffn_up.weight", c.ffn_dim, c.dim, s_in, c.type);
+    add_matrix(p + "ffn_down.weight", c.dim, c.ffn_dim, s_ffn, c.type);
+  }
+  return w.write_file(path);
+}
+
+}  // namespace cohort::model

@@ -1,0 +1,224 @@
+#include "model/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/matmul.h"
+
+namespace cohort::model {
+
+Result<std::unique_ptr<Transformer>> Transformer::create(const format::GgufFile& file,
+                                                         const ShardSpec& shard,
+                                                         comm::Communicator& comm,
+                                                         ThreadPool& pool,
+                                                         const kernels::KernelTable& kt,
+                                                         int64_t max_batch) {
+  if (max_batch < 1) return Status::invalid_argument("model: max_batch must be >= 1");
+  COHORT_ASSIGN_OR_RETURN(HParams hp, HParams::from_gguf(file));
+  COHORT_ASSIGN_OR_RETURN(Weights w, Weights::bind(file, hp, shard, kt));
+  auto t = std::unique_ptr<Transformer>(
+      new Transformer(std::move(hp), shard, std::move(w), comm, pool, kt, max_batch));
+  t->allocate_scratch();
+  return t;
+}
+
+Transformer::Transformer(HParams hp, ShardSpec shard, Weights w, comm::Communicator& comm,
+                         ThreadPool& pool, const kernels::KernelTable& kt, int64_t max_batch)
+    : hp_(std::move(hp)),
+      shard_(shard),
+      w_(std::move(w)),
+      comm_(comm),
+      pool_(pool),
+      kt_(kt),
+      max_batch_(max_batch) {
+  n_q_ = shard_.n_heads() * hp_.head_dim;
+  n_kv_ = (shard_.kv_head_end(hp_) - shard_.kv_head_begin(hp_)) * hp_.head_dim;
+  n_ffn_ = shard_.n_ffn();
+}
+
+void Transformer::allocate_scratch() {
+  const int64_t B = max_batch_;
+  x_.assign(B * hp_.dim, 0.f);
+  xn_.assign(B * hp_.dim, 0.f);
+  q_.assign(B * n_q_, 0.f);
+  k_.assign(B * n_kv_, 0.f);
+  v_.assign(B * n_kv_, 0.f);
+  att_.assign(B * n_q_, 0.f);
+  o_.assign(B * hp_.dim, 0.f);
+  gate_.assign(B * n_ffn_, 0.f);
+  up_.assign(B * n_ffn_, 0.f);
+  cos_.assign(B * hp_.n_rot / 2, 0.f);
+  sin_.assign(B * hp_.n_rot / 2, 0.f);
+
+  // Rotary frequencies: theta_i = pos * base^(-2i / n_rot) / factor_i, in float as
+  // llama2.c and llama.cpp compute them, so greedy tokens match those references.
+  inv_freq_.resize(hp_.n_rot / 2);
+  for (int64_t i = 0; i < hp_.n_rot / 2; ++i) {
+    float f = 1.0f / std::pow(hp_.rope_base, static_cast<float>(2 * i) / static_cast<float>(hp_.n_rot));
+    if (!w_.rope_freq_factors.empty()) f /= w_.rope_freq_factors[i];
+    inv_freq_[i] = f / hp_.rope_linear_scale;
+  }
+
+  size_t ws = 0;
+  auto need = [&](const kernels::WeightMatrix& m) {
+    if (m.data) ws = std::max(ws, kernels::matmul_workspace_bytes(kt_, m, B));
+  };
+  need(w_.output);
+  for (const LayerWeights& L : w_.layers) {
+    for (const auto* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) need(*m);
+  }
+  workspace_.assign(ws, 0);
+}
+
+Result<KvCache> Transformer::new_cache(int64_t n_ctx, DType type) const {
+  return KvCache::create(shard_.n_layers(), n_ctx,
+                         shard_.kv_head_end(hp_) - shard_.kv_head_begin(hp_), hp_.head_dim, type);
+}
+
+void Transformer::linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens,
+                         float* y) {
+  kernels::matmul(kt_, pool_, w, x, w.cols, n_tokens, y, workspace_.data());
+}
+
+void Transformer::rope_tables(int64_t n_tokens, int64_t pos0) {
+  const int64_t half = hp_.n_rot / 2;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const float pos = static_cast<float>(pos0 + t);
+    for (int64_t i = 0; i < half; ++i) {
+      const float theta = pos * inv_freq_[i];
+      cos_[t * half + i] = std::cos(theta);
+      sin_[t * half + i] = std::sin(theta);
+    }
+  }
+}
+
+Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens,
+                                    int64_t pos0, KvCache& kv) {
+  const int64_t dim = hp_.dim, hd = hp_.head_dim, half = hp_.n_rot / 2;
+  const int64_t n_heads = shard_.n_heads();
+  const int64_t n_kv_heads = n_kv_ / hd;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    kt_.rmsnorm(&x_[t * dim], L.attn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
+  }
+  linear(L.wq, xn_.data(), n_tokens, q_.data());
+  linear(L.wk, xn_.data(), n_tokens, k_.data());
+  linear(L.wv, xn_.data(), n_tokens, v_.data());
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float* q = &q_[t * n_q_];
+    float* k = &k_[t * n_kv_];
+    float* v = &v_[t * n_kv_];
+    if (!L.bq.empty()) {
+      kt_.add(q, L.bq.data(), q, n_q_);
+      kt_.add(k, L.bk.data(), k, n_kv_);
+      kt_.add(v, L.bv.data(), v, n_kv_);
+    }
+    if (!L.q_norm.empty()) {
+      for (int64_t h = 0; h < n_heads; ++h) kt_.rmsnorm(q + h * hd, L.q_norm.data(), q + h * hd, hd, hp_.rms_eps);
+      for (int64_t h = 0; h < n_kv_heads; ++h) kt_.rmsnorm(k + h * hd, L.k_norm.data(), k + h * hd, hd, hp_.rms_eps);
+    }
+    kt_.rope(q, n_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
+    kt_.rope(k, n_kv_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
+    kv.store(layer, pos0 + t, k, v);
+  }
+
+  // Heads of this shard that share a KV head are passed together when the shard's head
+  // range is aligned to the GQA groups (always, on one node); otherwise one at a time.
+  const int64_t group = hp_.n_heads / hp_.n_kv_heads;
+  const int64_t kv_begin = shard_.kv_head_begin(hp_);
+  const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
+  const int64_t n_items = n_tokens * n_heads;
+  pool_.run([&](int ith, int nth) {
+    int64_t i0, i1;
+    ThreadPool::split(n_items, ith, nth, &i0, &i1);
+    float* scratch = &attn_scratch_[static_cast<size_t>(ith) * kv.n_ctx()];
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t t = item / n_heads, h = item % n_heads;
+      const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
+      kernels::AttentionArgs a;
+      a.q = &q_[t * n_q_ + h * hd];
+      a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * hd * elem;
+      a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * hd * elem;
+      a.kv_type = kv.type();
+      a.n_kv = pos0 + t + 1;
+      a.n_heads = 1;
+      a.n_kv_heads = 1;
+      a.head_dim = hd;
+      a.kv_stride = kv.row_elems();
+      a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      a.out = &att_[t * n_q_ + h * hd];
+      kt_.attention(a, 0, 1, scratch);
+    }
+  });
+
+  linear(L.wo, att_.data(), n_tokens, o_.data());
+  COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
+  kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
+  return Status::ok();
+}
+
+Status Transformer::ffn_block(const LayerWeights& L, int64_t n_tokens) {
+  const int64_t dim = hp_.dim;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    kt_.rmsnorm(&x_[t * dim], L.ffn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
+  }
+  linear(L.w_gate, xn_.data(), n_tokens, gate_.data());
+  linear(L.w_up, xn_.data(), n_tokens, up_.data());
+  kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * n_ffn_);
+  linear(L.w_down, gate_.data(), n_tokens, o_.data());
+  COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
+  kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
+  return Status::ok();
+}
+
+Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io) {
+  const int64_t dim = hp_.dim;
+  if (n_tokens < 1 || n_tokens > max_batch_) {
+    return Status::invalid_argument("model: batch of " + std::to_string(n_tokens) +
+                                    " tokens (1.." + std::to_string(max_batch_) + " allowed)");
+  }
+  if (pos0 < 0 || pos0 + n_tokens > kv.n_ctx()) {
+    return Status::out_of_range("model: positions " + std::to_string(pos0) + ".." +
+                                std::to_string(pos0 + n_tokens - 1) +
+                                " exceed the context of " + std::to_string(kv.n_ctx()));
+  }
+  if (attn_scratch_.size() < static_cast<size_t>(pool_.size()) * kv.n_ctx()) {
+    attn_scratch_.assign(static_cast<size_t>(pool_.size()) * kv.n_ctx(), 0.f);  // once per context size
+  }
+
+  if (shard_.embeds) {
+    const kernels::TypeOps& ops = kt_.types[static_cast<uint32_t>(w_.token_embd.type)];
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const int32_t id = io.tokens[t];
+      if (id < 0 || id >= hp_.n_vocab) {
+        return Status::invalid_argument("model: token id " + std::to_string(id) +
+                                        " is outside the vocabulary of " +
+                                        std::to_string(hp_.n_vocab));
+      }
+      ops.to_float(static_cast<const uint8_t*>(w_.token_embd.data) + id * w_.token_embd.row_stride,
+                   &x_[t * dim], dim);
+    }
+  } else {
+    std::copy(io.hidden_in, io.hidden_in + n_tokens * dim, x_.begin());
+  }
+
+  rope_tables(n_tokens, pos0);
+  for (int64_t l = 0; l < shard_.n_layers(); ++l) {
+    const LayerWeights& L = w_.layers[l];
+    COHORT_RETURN_IF_ERROR(attention_block(L, l, n_tokens, pos0, kv));
+    COHORT_RETURN_IF_ERROR(ffn_block(L, n_tokens));
+  }
+
+  if (!shard_.outputs) {
+    std::copy(x_.begin(), x_.begin() + n_tokens * dim, io.hidden_out);
+    return Status::ok();
+  }
+  const int64_t first = io.all_logits ? 0 : n_tokens - 1;
+  const int64_t n_out = n_tokens - first;
+  for (int64_t t = first; t < n_tokens; ++t) {
+    kt_.rmsnorm(&x_[t * dim], w_.output_norm.data(), &xn_[(t - first) * dim], dim, hp_.rms_eps);
+  }
+  linear(w_.output, xn_.data(), n_out, io.logits);
+  return Status::ok();
+}
+
+}  // namespace cohort::model

@@ -1,0 +1,82 @@
+// The forward pass of a decoder-only transformer over one rank's shard: the layers
+// [layer_begin, layer_end), the query heads and FFN columns of ShardSpec. After each
+// row-parallel projection (attention output, FFN down) it sums partial results with the
+// Communicator; with a size-1 communicator that is a no-op and this is the whole model.
+// model/ never knows how many nodes there are.
+//
+// Ownership: the GgufFile, Communicator, ThreadPool and KernelTable passed to create() must
+// outlive the Transformer (weights point into the file's mapping).
+// Thread-safety: one thread calls forward() at a time; it uses every thread of the pool.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "format/gguf.h"
+#include "kernels/kernels.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/shard_spec.h"
+#include "model/weights.h"
+
+namespace cohort::model {
+
+struct ForwardIo {
+  const int32_t* tokens = nullptr;   // shard.embeds: n_tokens token ids
+  const float* hidden_in = nullptr;  // otherwise: [n_tokens][dim] from the previous stage
+  float* hidden_out = nullptr;       // !shard.outputs: [n_tokens][dim] for the next stage
+  float* logits = nullptr;           // shard.outputs: [all_logits ? n_tokens : 1][n_vocab]
+  bool all_logits = false;           // logits of every token, or only of the last
+};
+
+class Transformer {
+ public:
+  // max_batch: the most tokens one forward() call may carry (prefill chunk size).
+  static Result<std::unique_ptr<Transformer>> create(const format::GgufFile& file,
+                                                     const ShardSpec& shard,
+                                                     comm::Communicator& comm, ThreadPool& pool,
+                                                     const kernels::KernelTable& kt,
+                                                     int64_t max_batch);
+
+  const HParams& hparams() const { return hp_; }
+  const ShardSpec& shard() const { return shard_; }
+  int64_t max_batch() const { return max_batch_; }
+
+  // A cache for one sequence of up to n_ctx positions, shaped for this shard.
+  Result<KvCache> new_cache(int64_t n_ctx, DType type) const;
+
+  // Runs tokens at positions pos0 .. pos0 + n_tokens - 1 (earlier positions must already be
+  // in kv). Token ids and positions are checked; errors from the communicator pass through.
+  Status forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io);
+
+ private:
+  Transformer(HParams hp, ShardSpec shard, Weights w, comm::Communicator& comm, ThreadPool& pool,
+              const kernels::KernelTable& kt, int64_t max_batch);
+  void allocate_scratch();
+  void rope_tables(int64_t n_tokens, int64_t pos0);
+  Status attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens, int64_t pos0,
+                         KvCache& kv);
+  Status ffn_block(const LayerWeights& L, int64_t n_tokens);
+  void linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+
+  HParams hp_;
+  ShardSpec shard_;
+  Weights w_;
+  comm::Communicator& comm_;
+  ThreadPool& pool_;
+  const kernels::KernelTable& kt_;
+  int64_t max_batch_;
+  int64_t n_q_, n_kv_, n_ffn_;  // local widths: q_dim, kv_dim and FFN columns of this shard
+  int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
+
+  // Scratch, sized once for max_batch tokens: no allocation in the token loop.
+  std::vector<float> x_, xn_, q_, k_, v_, att_, o_, gate_, up_;
+  std::vector<float> cos_, sin_, inv_freq_, attn_scratch_;
+  std::vector<uint8_t> workspace_;
+};
+
+}  // namespace cohort::model

@@ -1,0 +1,41 @@
+// The weights one rank uses, bound to tensors of a GGUF file (no copy: matrices point into
+// the mmap) and sliced to the rank's ShardSpec. Small vectors (norms, biases, rope factors)
+// are converted to f32 and owned. Every tensor's presence, shape and type is validated at
+// bind time, so the forward pass can trust them.
+#pragma once
+
+#include <vector>
+
+#include "core/status.h"
+#include "format/gguf.h"
+#include "kernels/matmul.h"
+#include "model/hparams.h"
+#include "model/shard_spec.h"
+
+namespace cohort::model {
+
+struct LayerWeights {
+  std::vector<float> attn_norm;                 // [dim]
+  kernels::WeightMatrix wq, wk, wv;             // rows sliced to this rank's heads
+  std::vector<float> bq, bk, bv;                // qwen2 biases, sliced likewise (else empty)
+  std::vector<float> q_norm, k_norm;            // qwen3 per-head norms [head_dim] (else empty)
+  kernels::WeightMatrix wo;                     // columns sliced to this rank's heads
+  std::vector<float> ffn_norm;                  // [dim]
+  kernels::WeightMatrix w_gate, w_up;           // rows sliced to this rank's FFN columns
+  kernels::WeightMatrix w_down;                 // columns sliced likewise
+};
+
+struct Weights {
+  kernels::WeightMatrix token_embd;  // [n_vocab rows][dim]; set when the shard embeds
+  std::vector<float> output_norm;    // [dim]; set when the shard outputs
+  kernels::WeightMatrix output;      // [n_vocab rows][dim] (token_embd when tied)
+  std::vector<float> rope_freq_factors;  // [n_rot / 2] (Llama 3.1 "rope_freqs"), or empty
+  std::vector<LayerWeights> layers;      // shard.n_layers() entries
+
+  // kt is the kernel table that will run the model: every matrix type must have a vec_dot
+  // there, and column slices must fall on block boundaries of each type.
+  static Result<Weights> bind(const format::GgufFile& file, const HParams& hp,
+                              const ShardSpec& shard, const kernels::KernelTable& kt);
+};
+
+}  // namespace cohort::model

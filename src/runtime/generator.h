@@ -1,0 +1,49 @@
+// Single-sequence generation on a Transformer: prefill the prompt in chunks, then sample
+// one token at a time, handing each to a callback. The building block `cohort run` uses;
+// the request scheduler of later issues drives the same steps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/status.h"
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+#include "text/sampler.h"
+
+namespace cohort::runtime {
+
+struct GenerateStats {
+  int64_t n_prompt = 0;
+  int64_t n_generated = 0;
+  double prompt_s = 0;    // wall time of the prefill
+  double generate_s = 0;  // wall time from the first sampled token to the last
+  bool stopped_at_eog = false;
+};
+
+class Generator {
+ public:
+  // eog(id) says whether a token ends generation (the tokenizer's EOS/EOT).
+  Generator(model::Transformer& model, model::KvCache& kv, std::function<bool(int32_t)> eog)
+      : model_(model), kv_(kv), eog_(std::move(eog)) {}
+
+  // Feeds prompt (at position 0; the cache is overwritten), then samples up to n_predict
+  // tokens, calling on_token(id) for each; on_token returning false stops early. Stops at an
+  // end-of-generation token (which is passed to on_token too) or when the context is full.
+  Status generate(const std::vector<int32_t>& prompt, int64_t n_predict, text::Sampler& sampler,
+                  const std::function<bool(int32_t)>& on_token, GenerateStats* stats);
+
+  // Teacher forcing: logits for every position of tokens ([n][n_vocab]), for evaluation.
+  Status score(const std::vector<int32_t>& tokens, std::vector<float>* logits);
+
+ private:
+  Status prefill(const std::vector<int32_t>& tokens, std::vector<float>* all_logits);
+
+  model::Transformer& model_;
+  model::KvCache& kv_;
+  std::function<bool(int32_t)> eog_;
+  std::vector<float> logits_;
+};
+
+}  // namespace cohort::runtime
