@@ -32,10 +32,12 @@ function(cohort_add_test area)
   endif()
   add_executable(${area}_test ${_srcs})
   target_compile_options(${area}_test PRIVATE ${COHORT_WARNINGS})
+  target_include_directories(${area}_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${area}_test PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${area}_test PRIVATE
     COHORT_SHARED_DATA="${PROJECT_SOURCE_DIR}/../shared/data"
     COHORT_BINARY="$<TARGET_FILE:cohort>")
+  add_dependencies(${area}_test cohort)  # tests may run the binary
   add_test(NAME ${area} COMMAND ${area}_test)
   set_tests_properties(${area} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 1200)
 endfunction()

@@ -9,10 +9,14 @@ namespace {
 // steps in a token, far shorter than the ~100 us it costs to wake a sleeping thread.
 constexpr int kSpinIterations = 1 << 14;
 
-inline void cpu_relax() {
+// Pause, and every so often yield: when the machine is oversubscribed (more runnable
+// threads than cores, as in CI running builds next to tests), the thread we wait for may
+// need our core to finish.
+inline void cpu_relax(int spin) {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #endif
+  if ((spin & 255) == 255) std::this_thread::yield();
 }
 
 }  // namespace
@@ -48,7 +52,7 @@ void ThreadPool::run_raw(RawFn fn, void* ctx) {
   fn(ctx, 0, n_threads_);
   for (int spin = 0; spin < kSpinIterations; ++spin) {
     if (pending_.load(std::memory_order_acquire) == 0) return;
-    cpu_relax();
+    cpu_relax(spin);
   }
   for (int left = pending_.load(std::memory_order_acquire); left != 0;
        left = pending_.load(std::memory_order_acquire)) {
@@ -61,7 +65,7 @@ void ThreadPool::worker_main(int ith) {
   for (;;) {
     uint32_t gen = generation_.load(std::memory_order_acquire);
     for (int spin = 0; gen == seen && spin < kSpinIterations; ++spin) {
-      cpu_relax();
+      cpu_relax(spin);
       gen = generation_.load(std::memory_order_acquire);
     }
     while (gen == seen) {

@@ -25,6 +25,19 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
+  // Like run(), but on the calling thread alone (fn(0, 1)) when the work is too small to
+  // be worth waking the others: `units` of work, each about one multiply-add.
+  template <typename F>
+  void run_sized(int64_t units, F&& fn) {
+    if (units < kMinParallelUnits || n_threads_ == 1) {
+      fn(0, 1);
+    } else {
+      run(fn);
+    }
+  }
+  // Below this many multiply-adds (~10 us of work) a fork-join costs more than it saves.
+  static constexpr int64_t kMinParallelUnits = 1 << 16;
+
   template <typename F>
   void run(F&& fn) {
     using Fn = std::remove_reference_t<F>;

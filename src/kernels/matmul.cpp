@@ -41,7 +41,7 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
   const uint8_t* act_base = act_is_f32 ? reinterpret_cast<const uint8_t*>(x) : act;
   if (!act_is_f32) {
     COHORT_CHECK(act_ops.from_float != nullptr);
-    pool.run([&](int ith, int nth) {
+    pool.run_sized(w.cols * n_tokens * 4, [&](int ith, int nth) {
       int64_t t0, t1;
       ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
       for (int64_t t = t0; t < t1; ++t) act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
@@ -50,7 +50,7 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
 
   // Rows in tiles so that a tile of weights stays in cache while every token visits it.
   constexpr int64_t kRowTile = 16;
-  pool.run([&](int ith, int nth) {
+  pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
     int64_t r0, r1;
     ThreadPool::split(w.rows, ith, nth, &r0, &r1);
     const auto* wbase = static_cast<const uint8_t*>(w.data);

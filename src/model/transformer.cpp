@@ -127,7 +127,8 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   const int64_t kv_begin = shard_.kv_head_begin(hp_);
   const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
   const int64_t n_items = n_tokens * n_heads;
-  pool_.run([&](int ith, int nth) {
+  // Work: two passes over the cached keys and values of every (token, head) item.
+  pool_.run_sized(2 * n_items * (pos0 + n_tokens) * hd, [&](int ith, int nth) {
     int64_t i0, i1;
     ThreadPool::split(n_items, ith, nth, &i0, &i1);
     float* scratch = &attn_scratch_[static_cast<size_t>(ith) * kv.n_ctx()];

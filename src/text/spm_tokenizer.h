@@ -58,6 +58,7 @@ class SpmTokenizer final : public Tokenizer {
   std::string token_to_piece(int32_t id, bool render_special = false) const override;
 
   int32_t unk_id() const { return unk_id_; }
+  float score(int32_t id) const { return scores_[id]; }  // id in [0, n_vocab)
   // Id of the exact piece text, or -1 (when a text repeats, the highest id wins, as in
   // llama.cpp).
   int32_t find_piece(std::string_view piece) const;

@@ -145,10 +145,12 @@ void qk_scores(const float* q, const float* k, int64_t k_stride, int64_t cnt, in
   int64_t j = 0;
   for (; j + 8 <= cnt; j += 8) {
     __m256 acc[8];
+#pragma GCC unroll 8
     for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
     const float* kj = k + j * k_stride;
     for (int64_t d = 0; d < hd; d += 8) {
       const __m256 qv = _mm256_loadu_ps(q + d);
+#pragma GCC unroll 8
       for (int r = 0; r < 8; ++r) {
         acc[r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kj + r * k_stride + d), acc[r]);
       }
@@ -174,6 +176,7 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
   int64_t d = 0;
   for (; d + 16 <= hd; d += 16) {
     __m256 acc[kNH][2];
+#pragma GCC unroll 4
     for (int h = 0; h < kNH; ++h) {
       acc[h][0] = _mm256_loadu_ps(out + h * hd + d);
       acc[h][1] = _mm256_loadu_ps(out + h * hd + d + 8);
@@ -181,12 +184,14 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
     for (int64_t t = 0; t < cnt; ++t) {
       const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
       const __m256 v1 = load_kv8<kF16>(v, t * stride + d + 8);
+#pragma GCC unroll 4
       for (int h = 0; h < kNH; ++h) {
         const __m256 b = _mm256_broadcast_ss(p + h * kMaxTile + t);
         acc[h][0] = _mm256_fmadd_ps(b, v0, acc[h][0]);
         acc[h][1] = _mm256_fmadd_ps(b, v1, acc[h][1]);
       }
     }
+#pragma GCC unroll 4
     for (int h = 0; h < kNH; ++h) {
       _mm256_storeu_ps(out + h * hd + d, acc[h][0]);
       _mm256_storeu_ps(out + h * hd + d + 8, acc[h][1]);
@@ -194,13 +199,16 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
   }
   if (d < hd) {  // hd % 16 == 8: one last vector
     __m256 acc[kNH];
+#pragma GCC unroll 4
     for (int h = 0; h < kNH; ++h) acc[h] = _mm256_loadu_ps(out + h * hd + d);
     for (int64_t t = 0; t < cnt; ++t) {
       const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
+#pragma GCC unroll 4
       for (int h = 0; h < kNH; ++h) {
         acc[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * kMaxTile + t), v0, acc[h]);
       }
     }
+#pragma GCC unroll 4
     for (int h = 0; h < kNH; ++h) _mm256_storeu_ps(out + h * hd + d, acc[h]);
   }
 }
