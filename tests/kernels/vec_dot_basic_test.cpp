@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -179,7 +180,9 @@ TEST(VecDotBasic, EveryTableMatchesReference) {
         }
       }
     }
-    RecordProperty(std::string(k->isa) + "_worst_relative_error", std::to_string(worst));
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3g", worst);
+    RecordProperty(std::string(k->isa) + "_worst_relative_error", buf);
   }
 }
 

@@ -262,7 +262,7 @@ TEST(SpmTokenizer, RejectsBadVocabularies) {
   }
   {
     SpmVocab v = base_vocab(hello_pieces());
-    v.scores[300] = std::numeric_limits<float>::quiet_NaN();
+    v.scores[270] = std::numeric_limits<float>::quiet_NaN();
     EXPECT_FALSE(SpmTokenizer::create(std::move(v)).is_ok());
   }
   EXPECT_FALSE(SpmTokenizer::create(SpmVocab{}).is_ok());

@@ -213,6 +213,17 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
   }
 }
 
+// Asks for rows [0, cnt) of a tile (row j at base + j*stride_bytes, row_bytes long) to be
+// brought into L1 ahead of use: K/V rows of one KV head are scattered (kv_stride apart), which
+// the hardware prefetchers follow poorly.
+inline void prefetch_rows(const char* base, int64_t stride_bytes, int64_t cnt, int64_t row_bytes) {
+  for (int64_t j = 0; j < cnt; ++j) {
+    const char* row = base + j * stride_bytes;
+    for (int64_t off = 0; off < row_bytes; off += 64) _mm_prefetch(row + off, _MM_HINT_T0);
+    _mm_prefetch(row + row_bytes - 1, _MM_HINT_T0);
+  }
+}
+
 template <bool kF16>
 void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh, const float* p,
               float* out) {
@@ -239,6 +250,7 @@ void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh
 template <bool kF16>
 void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
   const int64_t hd = a.head_dim;
+  constexpr int64_t kElem = kF16 ? 2 : 4;  // bytes per K/V element
   const int64_t kv_off = kvh * hd;
   const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 8 * 8;
   float* out = a.out + h0 * hd;
@@ -255,6 +267,8 @@ void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
   for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
     const int64_t cnt = std::min(tile, a.n_kv - t0);
     const int64_t row0 = t0 * a.kv_stride + kv_off;
+    const char* k_tile = static_cast<const char*>(a.k) + row0 * kElem;
+    const char* v_tile = static_cast<const char*>(a.v) + row0 * kElem;
     const float* k = nullptr;
     int64_t k_stride = 0;
     if constexpr (kF16) {
@@ -269,6 +283,12 @@ void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
     } else {
       k = static_cast<const float*>(a.k) + row0;
       k_stride = a.kv_stride;
+    }
+    // V of this tile is needed after the scores, K of the next tile at the next iteration.
+    prefetch_rows(v_tile, a.kv_stride * kElem, cnt, hd * kElem);
+    if (t0 + tile < a.n_kv) {
+      prefetch_rows(k_tile + tile * a.kv_stride * kElem, a.kv_stride * kElem,
+                    std::min(tile, a.n_kv - t0 - tile), hd * kElem);
     }
 
     const int64_t cnt8 = (cnt + 7) / 8 * 8;
@@ -300,8 +320,7 @@ void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
       l[h] += hsum(vsum);
     }
 
-    pv_heads<kF16>(static_cast<const char*>(a.v) + row0 * (kF16 ? 2 : 4), a.kv_stride, cnt, hd,
-                   nh, s, out);
+    pv_heads<kF16>(v_tile, a.kv_stride, cnt, hd, nh, s, out);
   }
 
   for (int64_t h = 0; h < nh; ++h) {
