@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets everything up, builds, and runs every test: first the optimised build (warnings are
+# errors), then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer pass)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/bootstrap.sh
+
+jobs=$(nproc)
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release
+
+if [[ ${1:-} != --quick ]]; then
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs"
+  ctest --preset asan
+fi
+echo "test.sh: all tests passed"
