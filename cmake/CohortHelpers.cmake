@@ -22,10 +22,10 @@ function(cohort_add_library area)
   target_link_libraries(cohort_${area} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# cohort_add_test(<area> LABELS ... DEPS ...): one GoogleTest binary per area, built from
+# cohort_add_test(<area> [RUNS_BINARY] LABELS ... DEPS ...): one GoogleTest binary per area, built from
 # every *_test.cpp in tests/<area>/ so that no test file drops out unnoticed.
 function(cohort_add_test area)
-  cmake_parse_arguments(ARG "" "" "LABELS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "RUNS_BINARY" "" "LABELS;DEPS" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   if(NOT _srcs)
     return()
@@ -37,7 +37,9 @@ function(cohort_add_test area)
   target_compile_definitions(${area}_test PRIVATE
     COHORT_SHARED_DATA="${PROJECT_SOURCE_DIR}/../shared/data"
     COHORT_BINARY="$<TARGET_FILE:cohort>")
-  add_dependencies(${area}_test cohort)  # tests may run the binary
+  if(ARG_RUNS_BINARY)
+    add_dependencies(${area}_test cohort)  # the tests start the `cohort` binary
+  endif()
   add_test(NAME ${area} COMMAND ${area}_test)
   set_tests_properties(${area} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 1200)
 endfunction()

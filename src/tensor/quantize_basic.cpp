@@ -97,7 +97,8 @@ void quantize_affine(const float* x, int max_code, uint16_t* dh, uint16_t* mh, i
   const float id = inverse(fp16_to_f32(*dh));
   const float m = fp16_to_f32(*mh);
   for (int j = 0; j < kQK; ++j) {
-    q[j] = static_cast<int>(clampf(round_even((x[j] - m) * id), 0.0f, static_cast<float>(max_code)));
+    q[j] =
+        static_cast<int>(clampf(round_even((x[j] - m) * id), 0.0f, static_cast<float>(max_code)));
   }
 }
 

@@ -222,8 +222,8 @@ void quantize_q45_k(const float* x, int nbits, uint16_t* d_out, uint16_t* dmin_o
     const float s = d * static_cast<float>(ls[j]);
     const float m = dmin * static_cast<float>(lm[j]);
     for (int i = 0; i < 32; ++i) {
-      L[32 * j + i] = s > 0 ? static_cast<uint8_t>(round_clamp((x[32 * j + i] + m) / s, 0, nmax))
-                            : 0;
+      L[32 * j + i] =
+          s > 0 ? static_cast<uint8_t>(round_clamp((x[32 * j + i] + m) / s, 0, nmax)) : 0;
     }
   }
 }
@@ -254,7 +254,8 @@ void quantize_row_q2_k(const float* x, void* y, int64_t n) {
     for (int h = 0; h < 2; ++h) {
       for (int l = 0; l < 32; ++l) {
         const uint8_t* q = L + 128 * h + l;
-        b[i].qs[32 * h + l] = static_cast<uint8_t>(q[0] | (q[32] << 2) | (q[64] << 4) | (q[96] << 6));
+        b[i].qs[32 * h + l] =
+            static_cast<uint8_t>(q[0] | (q[32] << 2) | (q[64] << 4) | (q[96] << 6));
       }
     }
   }

@@ -15,9 +15,9 @@ namespace cohort::text {
 
 struct SamplerConfig {
   float temperature = 0.8f;
-  int32_t top_k = 40;       // <= 0: off
-  float top_p = 0.95f;      // >= 1: off
-  float min_p = 0.05f;      // <= 0: off
+  int32_t top_k = 40;           // <= 0: off
+  float top_p = 0.95f;          // >= 1: off
+  float min_p = 0.05f;          // <= 0: off
   float repeat_penalty = 1.0f;  // 1: off; > 1 discourages repeats
   int32_t repeat_last_n = 64;
   float frequency_penalty = 0.0f;

@@ -15,13 +15,12 @@ constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's 
 // Texts llama.cpp recognises as end-of-turn (when no eot id is given) and as end of
 // generation; such tokens are treated as control tokens whatever their stored type.
 constexpr std::string_view kEotTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
-    "<end_of_utterance>"};
-constexpr std::string_view kEogTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>",   "<|return|>",      "<|call|>",
-    "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
-    "<|end_of_text|>", "<end_of_utterance>"};
+    "<|eot_id|>",      "<|im_end|>", "<|end|>", "<end_of_turn>",         "<|endoftext|>",
+    "<|end_of_text|>", "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>", "<end_of_utterance>"};
+constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>",      "<|end|>",
+                                          "<|return|>",    "<|call|>",        "<end_of_turn>",
+                                          "<|endoftext|>", "<|eom_id|>",      "<EOT>",
+                                          "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
 
 bool is_space(char c) {  // C-locale isspace, without the locale lookup
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -106,8 +105,10 @@ Status SpmTokenizer::init(SpmVocab v) {
     }
   }
   const auto n32 = static_cast<int32_t>(n);
-  const std::pair<const char*, int32_t> ids[] = {{"bos", v.bos_id}, {"eos", v.eos_id},
-                                                 {"unknown", v.unk_id}, {"eot", v.eot_id},
+  const std::pair<const char*, int32_t> ids[] = {{"bos", v.bos_id},
+                                                 {"eos", v.eos_id},
+                                                 {"unknown", v.unk_id},
+                                                 {"eot", v.eot_id},
                                                  {"eom", v.eom_id}};
   for (const auto& [what, id] : ids) {
     if (id < -1 || id >= n32) {
@@ -184,9 +185,8 @@ Status SpmTokenizer::init(SpmVocab v) {
       special_ids_.push_back(i);
     }
   }
-  std::stable_sort(special_ids_.begin(), special_ids_.end(), [this](int32_t a, int32_t b) {
-    return pieces_[a].size() > pieces_[b].size();
-  });
+  std::stable_sort(special_ids_.begin(), special_ids_.end(),
+                   [this](int32_t a, int32_t b) { return pieces_[a].size() > pieces_[b].size(); });
 
   rstrip_.assign(n, 0);
   if (v.rstrip_after_special) {

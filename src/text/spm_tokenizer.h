@@ -27,7 +27,7 @@ namespace cohort::text {
 
 // Everything an SPM tokenizer is built from (what a GGUF's tokenizer.ggml.* keys hold).
 struct SpmVocab {
-  std::string name;                // for messages: "tokenizer: <name>: ..."
+  std::string name;                 // for messages: "tokenizer: <name>: ..."
   std::vector<std::string> pieces;  // token texts, id = index
   std::vector<float> scores;        // empty: all 0
   std::vector<TokenType> types;     // empty: all kNormal
@@ -71,9 +71,9 @@ class SpmTokenizer final : public Tokenizer {
 
   std::string name_;
   std::unordered_map<std::string_view, int32_t> piece_to_id_;
-  std::vector<int32_t> special_ids_;  // control/user-defined/unknown, longest text first
-  std::vector<uint8_t> rstrip_;       // per token: drop whitespace after it when splitting
-  std::vector<int16_t> byte_value_;   // per token: the byte a kByte token stands for, or -1
+  std::vector<int32_t> special_ids_;       // control/user-defined/unknown, longest text first
+  std::vector<uint8_t> rstrip_;            // per token: drop whitespace after it when splitting
+  std::vector<int16_t> byte_value_;        // per token: the byte a kByte token stands for, or -1
   std::array<int32_t, 256> byte_to_id_{};  // fallback id per byte, -1 when none
   size_t max_piece_bytes_ = 0;
 };

@@ -32,8 +32,8 @@ Status read_token_id(const format::GgufFile& file, std::string_view key, int64_t
   }
   if (*x < 0 || *x >= n_vocab) {
     return Status::corrupt("tokenizer: " + file.name() + ": " + std::string(key) + " = " +
-                           std::to_string(*x) + " is out of range for " +
-                           std::to_string(n_vocab) + " tokens");
+                           std::to_string(*x) + " is out of range for " + std::to_string(n_vocab) +
+                           " tokens");
   }
   *id = static_cast<int32_t>(*x);
   return Status::ok();
@@ -75,9 +75,8 @@ Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
     const format::GgufArray* a = sv->as_array();
     if (a == nullptr) return Status::corrupt(where + std::string(kScoresKey) + " is not an array");
     if (a->count != n) {
-      return Status::corrupt(where + std::string(kScoresKey) + " has " +
-                             std::to_string(a->count) + " entries for " + std::to_string(n) +
-                             " tokens");
+      return Status::corrupt(where + std::string(kScoresKey) + " has " + std::to_string(a->count) +
+                             " entries for " + std::to_string(n) + " tokens");
     }
     v.scores.resize(n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -92,9 +91,8 @@ Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
     const format::GgufArray* a = tv->as_array();
     if (a == nullptr) return Status::corrupt(where + std::string(kTypesKey) + " is not an array");
     if (a->count != n) {
-      return Status::corrupt(where + std::string(kTypesKey) + " has " +
-                             std::to_string(a->count) + " entries for " + std::to_string(n) +
-                             " tokens");
+      return Status::corrupt(where + std::string(kTypesKey) + " has " + std::to_string(a->count) +
+                             " entries for " + std::to_string(n) + " tokens");
     }
     v.types.resize(n);
     for (uint64_t i = 0; i < n; ++i) {

@@ -163,8 +163,8 @@ TEST(Ops, RopeMatchesReference) {
   struct Shape {
     int64_t n_heads, head_dim, n_rot;
   };
-  for (const Shape& s : {Shape{1, 2, 2}, Shape{4, 64, 64}, Shape{3, 128, 64}, Shape{5, 12, 12},
-                         Shape{32, 8, 8}}) {
+  for (const Shape& s :
+       {Shape{1, 2, 2}, Shape{4, 64, 64}, Shape{3, 128, 64}, Shape{5, 12, 12}, Shape{32, 8, 8}}) {
     std::vector<float> cos(static_cast<size_t>(s.n_rot / 2)), sin(cos.size());
     for (size_t i = 0; i < cos.size(); ++i) {
       const float a = rng.uniform_f32(-3.0f, 3.0f);
@@ -333,7 +333,7 @@ struct AttnProblem {
   AttnCase c;
   int64_t kv_stride = 0;
   std::vector<float> q;
-  std::vector<float> k, v;          // as floats (exactly what the cache holds)
+  std::vector<float> k, v;         // as floats (exactly what the cache holds)
   std::vector<uint16_t> k16, v16;  // F16 storage
   std::vector<float> k32, v32;     // F32 storage
 

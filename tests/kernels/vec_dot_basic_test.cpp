@@ -79,10 +79,10 @@ float min_of_block(DType t, const void* w, int64_t b) {
 
 // Exact reference values for one weight row w (type t, n elements) against f32 x.
 struct Expected {
-  double exact = 0.0;       // sum_i dequant(w)_i * x_i
-  double quant_dot = 0.0;   // sum_i dequant(w)_i * dequant(xq)_i (+ m s correction)
-  double magnitude = 0.0;   // M of the header
-  double quant_err = 0.0;   // bound on |vec_dot - exact| from activation quantization
+  double exact = 0.0;      // sum_i dequant(w)_i * x_i
+  double quant_dot = 0.0;  // sum_i dequant(w)_i * dequant(xq)_i (+ m s correction)
+  double magnitude = 0.0;  // M of the header
+  double quant_err = 0.0;  // bound on |vec_dot - exact| from activation quantization
 };
 
 Expected expected(DType t, const void* w, const float* x, int64_t n) {
@@ -134,9 +134,7 @@ TEST(VecDotBasic, EveryTableFillsEveryType) {
       EXPECT_NE(ops.from_float, nullptr) << k->isa << " " << dtype_name(t);
       EXPECT_NE(ops.to_float, nullptr) << k->isa << " " << dtype_name(t);
       const DType at = ops.vec_dot_type;
-      EXPECT_EQ(at, is_float_type(t) ? DType::kF32
-                    : has_min(t)     ? DType::kQ8_1
-                                     : DType::kQ8_0);
+      EXPECT_EQ(at, is_float_type(t) ? DType::kF32 : has_min(t) ? DType::kQ8_1 : DType::kQ8_0);
       EXPECT_NE(ops_of(*k, at).from_float, nullptr) << k->isa << " " << dtype_name(at);
       EXPECT_NE(ops_of(*k, at).to_float, nullptr) << k->isa << " " << dtype_name(at);
     }
@@ -153,8 +151,7 @@ TEST(VecDotBasic, ReferenceMatchesExactArithmetic) {
       const std::vector<uint8_t> a = activations(ref, t, x.data(), n);
       const Expected e = expected(t, w.data(), x.data(), n);
       const float got = ops_of(ref, t).vec_dot(n, w.data(), a.data());
-      EXPECT_NEAR(got, e.quant_dot, 1e-6 * e.magnitude + 1e-30)
-          << dtype_name(t) << " n=" << n;
+      EXPECT_NEAR(got, e.quant_dot, 1e-6 * e.magnitude + 1e-30) << dtype_name(t) << " n=" << n;
     }
   }
 }
@@ -205,19 +202,32 @@ TEST(VecDotBasic, QuantizedDotIsCloseToExactF32Dot) {
 }
 
 // Rows that stress the activation quantizer: exact .5 ties, tiny (fp16-subnormal) scales,
-// zeros, a lone extreme, alternating signs.
+// zeros, a lone extreme, alternating signs, scales beyond the fp16 range.
 std::vector<float> tricky_row(int64_t n) {
   Rng rng(99);
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t block = i / kQK, j = i % kQK;
     float v;
-    switch (block % 5) {
-      case 0: v = j == 0 ? 127.0f : std::floor(rng.uniform_f32(-254.0f, 254.0f)) * 0.5f; break;
-      case 1: v = rng.normal() * 1e-6f; break;
-      case 2: v = 0.0f; break;
-      case 3: v = j == 9 ? -1000.0f : rng.normal(); break;
-      default: v = (j % 2 ? -1.0f : 1.0f) * (1.0f + static_cast<float>(j)); break;
+    switch (block % 6) {
+      case 0:
+        v = j == 0 ? 127.0f : std::floor(rng.uniform_f32(-254.0f, 254.0f)) * 0.5f;
+        break;
+      case 1:
+        v = rng.normal() * 1e-6f;
+        break;
+      case 2:
+        v = 0.0f;
+        break;
+      case 3:
+        v = j == 9 ? -1000.0f : rng.normal();
+        break;
+      case 4:
+        v = (j % 2 ? -1.0f : 1.0f) * (1.0f + static_cast<float>(j));
+        break;
+      default:
+        v = rng.normal() * 1e7f;
+        break;  // d overflows fp16 to inf
     }
     x[static_cast<size_t>(i)] = v;
   }
@@ -230,7 +240,7 @@ TEST(VecDotBasic, ConversionsAreBitIdenticalToReference) {
                          DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ8_1};
   for (const KernelTable* k : tables()) {
     for (DType t : types) {
-      for (int64_t n : {int64_t{32}, int64_t{160}, int64_t{4096 + 32}}) {
+      for (int64_t n : {int64_t{32}, int64_t{160}, int64_t{256}, int64_t{4096 + 32}}) {
         for (const std::vector<float>& x : {random_floats(n, n), tricky_row(n)}) {
           const size_t bytes = row_bytes(t, n);
           std::vector<uint8_t> want(bytes), got(bytes, 0xAB);
@@ -303,8 +313,8 @@ TEST(VecDotBasic, MatmulMatchesNaiveLoop) {
                 EXPECT_EQ(got, ops_of(*k, t).vec_dot(w.cols, wr, a.data())) << "row " << r;
                 // Naive: dequantize the full original row, take the slice's columns.
                 std::vector<float> wf(kCols);
-                ops_of(reference(), t).to_float(data.data() + (row0 + r) * stride, wf.data(),
-                                                kCols);
+                ops_of(reference(), t)
+                    .to_float(data.data() + (row0 + r) * stride, wf.data(), kCols);
                 double naive = 0.0;
                 for (int64_t c = 0; c < w.cols; ++c) naive += double{wf[col0 + c]} * xt[c];
                 const Expected e = expected(t, wr, xt, w.cols);

@@ -45,12 +45,24 @@ std::vector<float> random_row(uint64_t seed, int64_t n) {
     const int64_t block = i / kQK;
     float v;
     switch (block % 6) {
-      case 0: v = rng.normal(); break;
-      case 1: v = rng.uniform_f32(-3.0f, 5.0f); break;
-      case 2: v = rng.normal() * (rng.uniform() < 0.05 ? 40.0f : 0.5f); break;
-      case 3: v = block % 12 == 3 ? 0.0f : rng.normal() * 0.02f; break;
-      case 4: v = block % 12 == 4 ? 1.75f : rng.uniform_f32(-1.0f, 1.0f) + 10.0f; break;
-      default: v = (i % kQK == 7) ? 6.0f : rng.uniform_f32(-2.0f, 2.0f); break;
+      case 0:
+        v = rng.normal();
+        break;
+      case 1:
+        v = rng.uniform_f32(-3.0f, 5.0f);
+        break;
+      case 2:
+        v = rng.normal() * (rng.uniform() < 0.05 ? 40.0f : 0.5f);
+        break;
+      case 3:
+        v = block % 12 == 3 ? 0.0f : rng.normal() * 0.02f;
+        break;
+      case 4:
+        v = block % 12 == 4 ? 1.75f : rng.uniform_f32(-1.0f, 1.0f) + 10.0f;
+        break;
+      default:
+        v = (i % kQK == 7) ? 6.0f : rng.uniform_f32(-2.0f, 2.0f);
+        break;
     }
     x[static_cast<size_t>(i)] = v;
   }
@@ -64,8 +76,8 @@ TEST(QuantizeBasic, BlockSizesMatchGguf) {
   EXPECT_EQ(dtype_info(DType::kQ5_1).block_bytes, sizeof(BlockQ5_1));
   EXPECT_EQ(dtype_info(DType::kQ8_0).block_bytes, sizeof(BlockQ8_0));
   EXPECT_EQ(dtype_info(DType::kQ8_1).block_bytes, sizeof(BlockQ8_1));
-  for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
-                  DType::kQ8_1}) {
+  for (DType t :
+       {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ8_1}) {
     EXPECT_EQ(dtype_info(t).block_elems, 32u) << dtype_name(t);
   }
   EXPECT_EQ(row_bytes(DType::kQ4_0, 4096), 128u * 18);
@@ -278,8 +290,7 @@ void check_affine(const std::vector<float>& x, const std::vector<uint8_t>& q, in
     EXPECT_NEAR(d, (mx - mn) / max_code, (mx - mn) / max_code * 0x1p-11f) << "block " << i;
     // Half a step, plus the fp16 rounding of m (elements below m clamp to code 0) and of d
     // (15 or 31 steps of it at the top of the range).
-    const float bound =
-        0.5f * d + 0x1p-11f * (std::fabs(mx) + 2.0f * std::fabs(mn)) + kSlack * mag;
+    const float bound = 0.5f * d + 0x1p-11f * (std::fabs(mx) + 2.0f * std::fabs(mn)) + kSlack * mag;
     for (int j = 0; j < kQK; ++j) {
       const size_t e = i * kQK + j;
       EXPECT_LE(std::fabs(y[e] - x[e]), bound) << "element " << e;
@@ -330,13 +341,26 @@ TEST(QuantizeBasic, RoundTripErrorBounds) {
             EXPECT_LE(std::fabs(y[e] - x[e]), std::fabs(x[e]) * 0x1p-8f);
           }
           break;
-        case DType::kQ4_0: check_symmetric<BlockQ4_0>(x, q, 8); break;
-        case DType::kQ5_0: check_symmetric<BlockQ5_0>(x, q, 16); break;
-        case DType::kQ4_1: check_affine<BlockQ4_1>(x, q, 15); break;
-        case DType::kQ5_1: check_affine<BlockQ5_1>(x, q, 31); break;
-        case DType::kQ8_0: check_q8<BlockQ8_0>(x, q, t); break;
-        case DType::kQ8_1: check_q8<BlockQ8_1>(x, q, t); break;
-        default: FAIL();
+        case DType::kQ4_0:
+          check_symmetric<BlockQ4_0>(x, q, 8);
+          break;
+        case DType::kQ5_0:
+          check_symmetric<BlockQ5_0>(x, q, 16);
+          break;
+        case DType::kQ4_1:
+          check_affine<BlockQ4_1>(x, q, 15);
+          break;
+        case DType::kQ5_1:
+          check_affine<BlockQ5_1>(x, q, 31);
+          break;
+        case DType::kQ8_0:
+          check_q8<BlockQ8_0>(x, q, t);
+          break;
+        case DType::kQ8_1:
+          check_q8<BlockQ8_1>(x, q, t);
+          break;
+        default:
+          FAIL();
       }
     }
   }
@@ -351,7 +375,7 @@ TEST(QuantizeBasic, RmsErrorOnNormalData) {
   const struct {
     DType t;
     double max_rel_rms;
-  } cases[] = {{DType::kQ4_0, 0.12}, {DType::kQ4_1, 0.10}, {DType::kQ5_0, 0.06},
+  } cases[] = {{DType::kQ4_0, 0.12}, {DType::kQ4_1, 0.10},  {DType::kQ5_0, 0.06},
                {DType::kQ5_1, 0.05}, {DType::kQ8_0, 0.008}, {DType::kQ8_1, 0.008},
                {DType::kF16, 3e-4},  {DType::kBF16, 3e-3}};
   for (const auto& c : cases) {
@@ -385,8 +409,8 @@ TEST(QuantizeBasic, RequantizingADecodedRowIsExact) {
 TEST(QuantizeBasic, ZeroAndConstantBlocks) {
   std::vector<float> x(64, 0.0f);
   for (int j = 32; j < 64; ++j) x[j] = -0.75f;
-  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1,
-                  DType::kQ5_0, DType::kQ5_1}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                  DType::kQ5_1}) {
     const std::vector<float> y = decode(t, encode(t, x).data(), 64);
     for (int j = 0; j < 64; ++j) EXPECT_EQ(y[j], x[j]) << dtype_name(t) << " element " << j;
   }

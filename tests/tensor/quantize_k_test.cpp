@@ -15,8 +15,7 @@
 namespace cohort {
 namespace {
 
-constexpr DType kKTypes[] = {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
-                             DType::kQ6_K};
+constexpr DType kKTypes[] = {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 std::vector<float> decode(DType t, const void* block) {
   std::vector<float> y(kQK_K);
@@ -57,13 +56,17 @@ void build_q4k_scales(uint16_t* d, uint16_t* dmin, uint8_t* scales) {
   const uint8_t s[12] = {
       5,     // scale 0 (low 6 bits); top bits: high 2 bits of scale 4 (= 0)
       0x80,  // scale 1 = 0; top bits = high 2 bits of scale 5 (45 >> 4 = 2)
-      0, 0,
+      0,     // scale 2
+      0,     // scale 3
       3,     // min 0
       0xC0,  // min 1 = 0; top bits = high 2 bits of min 5 (50 >> 4 = 3)
-      0, 0,
+      0,     // min 2
+      0,     // min 3
       0,     // sub-block 4: scale low nibble 0, min low nibble 0
       0x2D,  // sub-block 5: scale low nibble 13 (45 & 15), min low nibble 2 (50 & 15)
-      0, 0};
+      0,     // sub-block 6
+      0,     // sub-block 7
+  };
   std::memcpy(scales, s, 12);
 }
 
@@ -77,12 +80,12 @@ TEST(QuantizeK, Q4KHandBuiltBlock) {
   b.qs[64] = 0x94;  // element 128 = 4 (sub-block 4, scale 0), element 160 = 9 (sub-block 5)
   b.qs[95] = 0x10;  // element 191 = 1 (sub-block 5)
   std::vector<float> want(kQK_K, 0.0f);
-  for (int e = 0; e < 32; ++e) want[e] = -0.75f;         // 0.5*5*0 - 0.25*3
-  for (int e = 160; e < 192; ++e) want[e] = -12.5f;      // 0.5*45*0 - 0.25*50
-  want[0] = 16.75f;                                      // 0.5*5*7 - 0.75
-  want[31] = 36.75f;                                     // 0.5*5*15 - 0.75
-  want[160] = 190.0f;                                    // 0.5*45*9 - 12.5
-  want[191] = 10.0f;                                     // 0.5*45*1 - 12.5
+  for (int e = 0; e < 32; ++e) want[e] = -0.75f;     // 0.5*5*0 - 0.25*3
+  for (int e = 160; e < 192; ++e) want[e] = -12.5f;  // 0.5*45*0 - 0.25*50
+  want[0] = 16.75f;                                  // 0.5*5*7 - 0.75
+  want[31] = 36.75f;                                 // 0.5*5*15 - 0.75
+  want[160] = 190.0f;                                // 0.5*45*9 - 12.5
+  want[191] = 10.0f;                                 // 0.5*45*1 - 12.5
   expect_values(decode(DType::kQ4_K, &b), want);
 }
 
@@ -124,9 +127,9 @@ TEST(QuantizeK, Q6KHandBuiltBlock) {
   std::vector<float> want(kQK_K, 0.0f);
   for (int e = 0; e < 16; ++e) want[e] = 0.5f * 3 * -32;      // q = 0 - 32
   for (int e = 208; e < 224; ++e) want[e] = 0.5f * -7 * -32;  // 112
-  want[0] = 7.5f;      // 0.5*3*5
-  want[208] = -91.0f;  // 0.5*-7*(58-32)
-  want[223] = 52.5f;   // 0.5*-7*-15
+  want[0] = 7.5f;                                             // 0.5*3*5
+  want[208] = -91.0f;                                         // 0.5*-7*(58-32)
+  want[223] = 52.5f;                                          // 0.5*-7*-15
   expect_values(decode(DType::kQ6_K, &b), want);
 }
 
@@ -138,9 +141,13 @@ TEST(QuantizeK, Q3KHandBuiltBlock) {
   b.d = f32_to_fp16(0.25f);
   const uint8_t s[12] = {
       0x0B,  // scale 0 low 11; scale 8 low 0
-      0, 0, 0, 0,
+      0,     // scales 1, 9
+      0,     // scales 2, 10
+      0,     // scales 3, 11
+      0,     // scales 4, 12
       0x40,  // scale 5 low 0; scale 13 low 4
-      0, 0,
+      0,     // scales 6, 14
+      0,     // scales 7, 15
       0xA9,  // high bits of scales 0, 4, 8, 12: 1, 2, 2, 2
       0xEA,  // scales 1, 5, 9, 13: 2, 2, 2, 3
       0xAA,  // scales 2, 6, 10, 14
@@ -150,16 +157,16 @@ TEST(QuantizeK, Q3KHandBuiltBlock) {
   // Element 128h + 32j + l: low 2 bits at bits 2j of qs[32h + l]; hmask[e % 32] bit e / 32
   // set means no -4.
   b.qs[0] = 3;
-  b.hmask[0] = 0x01;  // element 0: q = 3
-  b.qs[1] = 1;        // element 1: q = 1 - 4 = -3
-  b.qs[48] = 0x23;    // element 208 (h 1, j 2, l 16) low 2; element 144 (sub-block 9) 3
+  b.hmask[0] = 0x01;   // element 0: q = 3
+  b.qs[1] = 1;         // element 1: q = 1 - 4 = -3
+  b.qs[48] = 0x23;     // element 208 (h 1, j 2, l 16) low 2; element 144 (sub-block 9) 3
   b.hmask[16] = 0x40;  // element 208 (bit 6): q = 2
   b.hmask[31] = 0x40;  // element 223: q = 0
   std::vector<float> want(kQK_K, 0.0f);
   for (int e = 0; e < 16; ++e) want[e] = 0.25f * -5 * -4;     // 5
   for (int e = 208; e < 224; ++e) want[e] = 0.25f * 20 * -4;  // -20
-  want[0] = -3.75f;  // 0.25*-5*3
-  want[1] = 3.75f;   // 0.25*-5*-3
+  want[0] = -3.75f;                                           // 0.25*-5*3
+  want[1] = 3.75f;                                            // 0.25*-5*-3
   want[208] = 10.0f;
   want[223] = 0.0f;
   expect_values(decode(DType::kQ3_K, &b), want);
@@ -177,11 +184,11 @@ TEST(QuantizeK, Q2KHandBuiltBlock) {
   b.qs[48] = 0x1C;      // element 208 (h 1, j 2, l 16) = 1; element 176 (sub-block 11) = 3
   b.qs[63] = 0x30;      // element 223 = 3
   std::vector<float> want(kQK_K, 0.0f);
-  for (int e = 0; e < 16; ++e) want[e] = -0.5f;       // -0.25*2
-  for (int e = 208; e < 224; ++e) want[e] = -1.75f;   // -0.25*7
-  want[0] = 4.0f;       // 0.5*3*3 - 0.5
-  want[208] = 3.25f;    // 0.5*10*1 - 1.75
-  want[223] = 13.25f;   // 0.5*10*3 - 1.75
+  for (int e = 0; e < 16; ++e) want[e] = -0.5f;      // -0.25*2
+  for (int e = 208; e < 224; ++e) want[e] = -1.75f;  // -0.25*7
+  want[0] = 4.0f;                                    // 0.5*3*3 - 0.5
+  want[208] = 3.25f;                                 // 0.5*10*1 - 1.75
+  want[223] = 13.25f;                                // 0.5*10*3 - 1.75
   expect_values(decode(DType::kQ2_K, &b), want);
 }
 
@@ -237,13 +244,20 @@ double relative_rms_error(DType t, const std::vector<float>& x) {
 // Q8_K on the row below, and the bounds leave ~12-15% slack for other seeds.
 double bound_for(DType t) {
   switch (t) {
-    case DType::kQ2_K: return 0.30;
-    case DType::kQ3_K: return 0.16;
-    case DType::kQ4_K: return 0.08;
-    case DType::kQ5_K: return 0.04;
-    case DType::kQ6_K: return 0.02;
-    case DType::kQ8_K: return 0.008;
-    default: return 0;
+    case DType::kQ2_K:
+      return 0.30;
+    case DType::kQ3_K:
+      return 0.16;
+    case DType::kQ4_K:
+      return 0.08;
+    case DType::kQ5_K:
+      return 0.04;
+    case DType::kQ6_K:
+      return 0.02;
+    case DType::kQ8_K:
+      return 0.008;
+    default:
+      return 0;
   }
 }
 

@@ -60,15 +60,22 @@ inline int dot_codes(const int* q, int offset, const int8_t* a) {
   return s;
 }
 
+// Dot of the 32 4-bit codes (minus offset) with 32 activation bytes.
+inline int dot_nibbles(const uint8_t* qs, int offset, const int8_t* a) {
+  int s = 0;
+  for (int j = 0; j < kQK / 2; ++j) {
+    s += ((qs[j] & 0xF) - offset) * a[j] + ((qs[j] >> 4) - offset) * a[j + kQK / 2];
+  }
+  return s;
+}
+
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const BlockQ4_0*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
   double sum = 0.0;
-  int q[kQK];
   for (int64_t i = 0; i < n / kQK; ++i) {
-    codes4(x[i].qs, q);
     const float d = fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d);
-    sum += d * static_cast<float>(dot_codes(q, 8, y[i].qs));
+    sum += d * static_cast<float>(dot_nibbles(x[i].qs, 8, y[i].qs));
   }
   return static_cast<float>(sum);
 }
@@ -77,11 +84,9 @@ float vec_dot_q4_1(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const BlockQ4_1*>(w);
   const auto* y = static_cast<const BlockQ8_1*>(a);
   double sum = 0.0;
-  int q[kQK];
   for (int64_t i = 0; i < n / kQK; ++i) {
-    codes4(x[i].qs, q);
     const float d = fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d);
-    sum += d * static_cast<float>(dot_codes(q, 0, y[i].qs));
+    sum += d * static_cast<float>(dot_nibbles(x[i].qs, 0, y[i].qs));
     sum += fp16_to_f32(x[i].m) * fp16_to_f32(y[i].s);
   }
   return static_cast<float>(sum);

@@ -1,13 +1,15 @@
 // AVX2+FMA+F16C versions of the non-matmul ops. rope stays scalar (it touches a few KB per
 // token; the reference is fast enough), so this file does not override it.
 //
-// Attention is tiled and single-pass (online softmax). The query heads that share one KV
-// head are processed together, so each tile of K and V is read from memory once per group,
-// not once per query head. Per tile of T positions:
-//   - F16 K rows are converted once into a float buffer (F32 K is read in place);
-//   - scores s = scale * q.k for every head of the group, 8 positions at a time;
-//   - running max m and sum l per head are updated; the accumulator (the out row itself)
-//     is rescaled by exp(m_old - m_new) when the max grows;
+// Attention is tiled and single-pass (online softmax). Tiles of up to 64 positions are the
+// outer loop and KV heads the inner one, so the cache is walked in address order, and the
+// query heads sharing a KV head are processed together, so each K/V tile is read once per
+// group. Per tile and KV head:
+//   - K rows are staged as floats (F16 through _mm256_cvtph_ps) while this tile's V and
+//     the next tile's K are prefetched (rows of one KV head lie kv_stride apart);
+//   - scores s = scale * q.k for every query head of the group, 8 positions at a time;
+//   - the running max m and sum l per head are updated, and the accumulator (the out row
+//     itself) is rescaled by exp(m_old - m_new) when the max grows;
 //   - out += sum_t p_t v_t, 16 dims x up to 4 heads in registers, each V vector converted
 //     once and used by all heads.
 // At the end out is divided by l. head_dim not a multiple of 8 (or above 512) takes a
@@ -49,8 +51,8 @@ void rmsnorm_avx2(const float* x, const float* w, float* y, int64_t n, float eps
   const __m256 vs = _mm256_set1_ps(scale);
   i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i,
-                     _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+    _mm256_storeu_ps(
+        y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
   }
   for (; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
@@ -125,7 +127,7 @@ void add_avx2(const float* a, const float* b, float* out, int64_t n) {
 
 constexpr int64_t kKBufFloats = 4096;  // one tile of K as floats (16 KB)
 constexpr int64_t kMaxTile = 64;       // positions per tile
-constexpr int64_t kMaxHeads = 16;      // query heads of one KV group handled together
+constexpr int64_t kMaxHeads = 64;      // query heads handled in one sweep over the cache
 constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
 
 template <bool kF16>
@@ -171,8 +173,7 @@ void qk_scores(const float* q, const float* k, int64_t k_stride, int64_t cnt, in
 // out[h] += sum_{t < cnt} p[h][t] * v_t for NH consecutive heads (out rows hd apart, p rows
 // kMaxTile apart); v_t at v + t*stride (elements).
 template <int kNH, bool kF16>
-void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const float* p,
-              float* out) {
+void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const float* p, float* out) {
   int64_t d = 0;
   for (; d + 16 <= hd; d += 16) {
     __m256 acc[kNH][2];
@@ -213,17 +214,6 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
   }
 }
 
-// Asks for rows [0, cnt) of a tile (row j at base + j*stride_bytes, row_bytes long) to be
-// brought into L1 ahead of use: K/V rows of one KV head are scattered (kv_stride apart), which
-// the hardware prefetchers follow poorly.
-inline void prefetch_rows(const char* base, int64_t stride_bytes, int64_t cnt, int64_t row_bytes) {
-  for (int64_t j = 0; j < cnt; ++j) {
-    const char* row = base + j * stride_bytes;
-    for (int64_t off = 0; off < row_bytes; off += 64) _mm_prefetch(row + off, _MM_HINT_T0);
-    _mm_prefetch(row + row_bytes - 1, _MM_HINT_T0);
-  }
-}
-
 template <bool kF16>
 void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh, const float* p,
               float* out) {
@@ -246,86 +236,96 @@ void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh
   }
 }
 
-// Heads [h0, h0 + nh), all reading KV head kvh; hd a multiple of 8, at most kMaxHeadDim.
+// Online-softmax update of one head for one tile: s holds the tile's scores (padded with
+// -inf to a multiple of 8) and is replaced by exp(s - m_new); the running max m and sum l
+// are updated and the accumulator row (out, hd floats) rescaled when the max grows.
+inline void online_softmax_tile(float* s, int64_t cnt8, float& m, float& l, float* out, int64_t hd,
+                                bool first) {
+  __m256 vmx = _mm256_set1_ps(kNegInf);
+  for (int64_t j = 0; j < cnt8; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(s + j));
+  const float m_new = std::max(m, hmax(vmx));
+  const __m256 vm = _mm256_set1_ps(m_new);
+  __m256 vsum = _mm256_setzero_ps();
+  for (int64_t j = 0; j < cnt8; j += 8) {
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(s + j), vm));
+    _mm256_store_ps(s + j, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  if (m_new > m) {
+    const float corr = std::exp(m - m_new);  // 0 on the first tile (m = -inf)
+    l *= corr;
+    if (!first) {
+      const __m256 vc = _mm256_set1_ps(corr);
+      for (int64_t d = 0; d < hd; d += 8) {
+        _mm256_storeu_ps(out + d, _mm256_mul_ps(_mm256_loadu_ps(out + d), vc));
+      }
+    }
+    m = m_new;
+  }
+  l += hsum(vsum);
+}
+
+// Heads [hb, he), he - hb <= kMaxHeads; hd a multiple of 8, at most kMaxHeadDim. Tiles of
+// positions are the outer loop and the KV heads the inner one, so that memory is walked in
+// address order (a position holds all KV heads side by side).
 template <bool kF16>
-void attend_group(const AttentionArgs& a, int64_t kvh, int64_t h0, int64_t nh) {
-  const int64_t hd = a.head_dim;
+void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
   constexpr int64_t kElem = kF16 ? 2 : 4;  // bytes per K/V element
-  const int64_t kv_off = kvh * hd;
+  const int64_t hd = a.head_dim;
+  const int64_t group = a.n_heads / a.n_kv_heads;
   const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 8 * 8;
-  float* out = a.out + h0 * hd;
+  const int64_t stride_b = a.kv_stride * kElem;
   alignas(32) float kbuf[kKBufFloats];
   alignas(32) float s[kMaxHeads * kMaxTile];
   float m[kMaxHeads];
   float l[kMaxHeads];
-  for (int64_t i = 0; i < nh * hd; ++i) out[i] = 0.0f;
-  for (int64_t h = 0; h < nh; ++h) {
+  for (int64_t i = hb * hd; i < he * hd; ++i) a.out[i] = 0.0f;
+  for (int64_t h = 0; h < he - hb; ++h) {
     m[h] = kNegInf;
     l[h] = 0.0f;
   }
 
   for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
     const int64_t cnt = std::min(tile, a.n_kv - t0);
-    const int64_t row0 = t0 * a.kv_stride + kv_off;
-    const char* k_tile = static_cast<const char*>(a.k) + row0 * kElem;
-    const char* v_tile = static_cast<const char*>(a.v) + row0 * kElem;
-    const float* k = nullptr;
-    int64_t k_stride = 0;
-    if constexpr (kF16) {
-      const uint16_t* kh = static_cast<const uint16_t*>(a.k) + row0;
-      for (int64_t j = 0; j < cnt; ++j) {
-        for (int64_t d = 0; d < hd; d += 8) {
-          _mm256_store_ps(kbuf + j * hd + d, avx2::load_f16x8(kh + j * a.kv_stride + d));
-        }
-      }
-      k = kbuf;
-      k_stride = hd;
-    } else {
-      k = static_cast<const float*>(a.k) + row0;
-      k_stride = a.kv_stride;
-    }
-    // V of this tile is needed after the scores, K of the next tile at the next iteration.
-    prefetch_rows(v_tile, a.kv_stride * kElem, cnt, hd * kElem);
-    if (t0 + tile < a.n_kv) {
-      prefetch_rows(k_tile + tile * a.kv_stride * kElem, a.kv_stride * kElem,
-                    std::min(tile, a.n_kv - t0 - tile), hd * kElem);
-    }
-
     const int64_t cnt8 = (cnt + 7) / 8 * 8;
-    for (int64_t h = 0; h < nh; ++h) {
-      float* sh = s + h * kMaxTile;
-      qk_scores(a.q + (h0 + h) * hd, k, k_stride, cnt, hd, a.scale, sh);
-      __m256 vmx = _mm256_set1_ps(kNegInf);
-      for (int64_t j = 0; j < cnt8; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(sh + j));
-      const float m_new = std::max(m[h], hmax(vmx));
-      const __m256 vm = _mm256_set1_ps(m_new);
-      __m256 vsum = _mm256_setzero_ps();
-      for (int64_t j = 0; j < cnt8; j += 8) {
-        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(sh + j), vm));
-        _mm256_store_ps(sh + j, e);
-        vsum = _mm256_add_ps(vsum, e);
-      }
-      if (m_new > m[h]) {
-        const float corr = std::exp(m[h] - m_new);  // 0 on the first tile (m = -inf)
-        l[h] *= corr;
-        const __m256 vc = _mm256_set1_ps(corr);
-        float* oh = out + h * hd;
-        if (t0 > 0) {
-          for (int64_t d = 0; d < hd; d += 8) {
-            _mm256_storeu_ps(oh + d, _mm256_mul_ps(_mm256_loadu_ps(oh + d), vc));
-          }
-        }
-        m[h] = m_new;
-      }
-      l[h] += hsum(vsum);
-    }
+    const int64_t next_cnt = std::min(tile, a.n_kv - t0 - tile);  // <= 0 on the last tile
+    for (int64_t gh0 = hb; gh0 < he;) {
+      const int64_t kvh = gh0 / group;
+      const int64_t gh1 = std::min(he, (kvh + 1) * group);
+      const int64_t row0 = t0 * a.kv_stride + kvh * hd;
+      const char* k_tile = static_cast<const char*>(a.k) + row0 * kElem;
+      const char* v_tile = static_cast<const char*>(a.v) + row0 * kElem;
 
-    pv_heads<kF16>(v_tile, a.kv_stride, cnt, hd, nh, s, out);
+      // Stage this tile's K as floats; meanwhile ask for this tile's V (needed after the
+      // scores) and the next tile's K. (The prefetches ride in this loop because GCC deletes
+      // loops that do nothing but prefetch.)
+      for (int64_t j = 0; j < cnt; ++j) {
+        const char* krow = k_tile + j * stride_b;
+        const char* vrow = v_tile + j * stride_b;
+        const bool has_next = j < next_cnt;
+        const char* knext = has_next ? krow + tile * stride_b : krow;
+        for (int64_t d = 0; d < hd; d += 8) {
+          if ((d * kElem) % 64 == 0) {
+            _mm_prefetch(vrow + d * kElem, _MM_HINT_T0);
+            if (has_next) _mm_prefetch(knext + d * kElem, _MM_HINT_T1);
+          }
+          _mm256_store_ps(kbuf + j * hd + d, load_kv8<kF16>(krow, d));
+        }
+      }
+
+      for (int64_t h = gh0; h < gh1; ++h) {
+        float* sh = s + (h - gh0) * kMaxTile;
+        qk_scores(a.q + h * hd, kbuf, hd, cnt, hd, a.scale, sh);
+        online_softmax_tile(sh, cnt8, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
+      }
+      pv_heads<kF16>(v_tile, a.kv_stride, cnt, hd, gh1 - gh0, s, a.out + gh0 * hd);
+      gh0 = gh1;
+    }
   }
 
-  for (int64_t h = 0; h < nh; ++h) {
-    const __m256 vinv = _mm256_set1_ps(1.0f / l[h]);
-    float* oh = out + h * hd;
+  for (int64_t h = hb; h < he; ++h) {
+    const __m256 vinv = _mm256_set1_ps(1.0f / l[h - hb]);
+    float* oh = a.out + h * hd;
     for (int64_t d = 0; d < hd; d += 8) {
       _mm256_storeu_ps(oh + d, _mm256_mul_ps(_mm256_loadu_ps(oh + d), vinv));
     }
@@ -372,8 +372,7 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   }
 }
 
-void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
-                    float* scratch) {
+void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end, float* scratch) {
   const int64_t hd = a.head_dim;
   const bool f16 = a.kv_type == DType::kF16;
   if (a.n_kv <= 0) {
@@ -390,16 +389,13 @@ void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end
     }
     return;
   }
-  const int64_t group = a.n_heads / a.n_kv_heads;
-  for (int64_t h0 = head_begin; h0 < head_end;) {
-    const int64_t kvh = h0 / group;
-    const int64_t h1 = std::min({head_end, (kvh + 1) * group, h0 + kMaxHeads});
+  for (int64_t hb = head_begin; hb < head_end; hb += kMaxHeads) {
+    const int64_t he = std::min(head_end, hb + kMaxHeads);
     if (f16) {
-      attend_group<true>(a, kvh, h0, h1 - h0);
+      attend_heads<true>(a, hb, he);
     } else {
-      attend_group<false>(a, kvh, h0, h1 - h0);
+      attend_heads<false>(a, hb, he);
     }
-    h0 = h1;
   }
 }
 

@@ -29,7 +29,8 @@ inline float hsum128(__m128 v) {
 // Int16 lane k of a 128-bit vector of 8 int16, broadcast to 16 lanes. v holds that vector
 // in both 128-bit halves.
 inline __m256i bcast_i16(__m256i v, int k) {
-  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<int16_t>(((2 * k + 1) << 8) | 2 * k)));
+  return _mm256_shuffle_epi8(v,
+                             _mm256_set1_epi16(static_cast<int16_t>(((2 * k + 1) << 8) | 2 * k)));
 }
 
 // Int8 scales s and s+1 of a 16-byte vector, widened to int16: 8 lanes of scale s then 8
@@ -76,8 +77,8 @@ float vec_dot_q4_k(int64_t n, const void* w, const void* a) {
     const float d = y[i].d * half_to_f32(x[i].d);
     const float dmin = -y[i].d * half_to_f32(x[i].dmin);
     const __m128i sm8 = unpack_scale_min_k4(x[i].scales);
-    acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)),
-                         acc_m);
+    acc_m =
+        _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)), acc_m);
     const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm8));
     const uint8_t* q = x[i].qs;
     const int8_t* qa = y[i].qs;
@@ -109,8 +110,8 @@ float vec_dot_q5_k(int64_t n, const void* w, const void* a) {
     const float d = y[i].d * half_to_f32(x[i].d);
     const float dmin = -y[i].d * half_to_f32(x[i].dmin);
     const __m128i sm8 = unpack_scale_min_k4(x[i].scales);
-    acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)),
-                         acc_m);
+    acc_m =
+        _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(sm8, y[i].bsums)), acc_m);
     const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm8));
     const uint8_t* q = x[i].qs;
     const int8_t* qa = y[i].qs;
@@ -173,8 +174,8 @@ float vec_dot_q6_k(int64_t n, const void* w, const void* a) {
       p1 = _mm256_madd_epi16(p1, scale_pair_i16(sc8, 8 * h + 2));
       p2 = _mm256_madd_epi16(p2, scale_pair_i16(sc8, 8 * h + 4));
       p3 = _mm256_madd_epi16(p3, scale_pair_i16(sc8, 8 * h + 6));
-      sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(_mm256_add_epi32(p0, p1),
-                                                     _mm256_add_epi32(p2, p3)));
+      sumi = _mm256_add_epi32(sumi,
+                              _mm256_add_epi32(_mm256_add_epi32(p0, p1), _mm256_add_epi32(p2, p3)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -196,10 +197,9 @@ float vec_dot_q3_k(int64_t n, const void* w, const void* a) {
     const uint32_t s1 = (u[1] & k4) | (((u[2] >> 2) & k2) << 4);
     const uint32_t s2 = ((u[0] >> 4) & k4) | (((u[2] >> 4) & k2) << 4);
     const uint32_t s3 = ((u[1] >> 4) & k4) | (((u[2] >> 6) & k2) << 4);
-    const __m128i sc8 = _mm_sub_epi8(
-        _mm_set_epi32(static_cast<int>(s3), static_cast<int>(s2), static_cast<int>(s1),
-                      static_cast<int>(s0)),
-        _mm_set1_epi8(32));
+    const __m128i sc8 = _mm_sub_epi8(_mm_set_epi32(static_cast<int>(s3), static_cast<int>(s2),
+                                                   static_cast<int>(s1), static_cast<int>(s0)),
+                                     _mm_set1_epi8(32));
     // Quants are (low 2 bits + 4 * hmask bit) - 4; the -4 is sum_j sc[j] * 4 * bsums[j].
     const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(y[i].bsums));
     __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 2));
@@ -211,8 +211,8 @@ float vec_dot_q3_k(int64_t n, const void* w, const void* a) {
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const int k = 4 * h + j;  // elements 32k .. 32k + 31
-        const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), m3),
-                                          bit_to(hm, k, 4));
+        const __m256i q =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), m3), bit_to(hm, k, 4));
         const __m256i p = _mm256_maddubs_epi16(q, load256(qa + 32 * k));
         sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair_i16(sc8, 2 * k)));
       }

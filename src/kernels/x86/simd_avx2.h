@@ -104,7 +104,6 @@ inline __m256 hsum8x8(const __m256 v[8]) {
                        _mm256_permute2f128_ps(s0123, s4567, 0x31));
 }
 
-
 // |v| per lane.
 inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
 
@@ -120,9 +119,11 @@ inline __m256 load_bf16x8(const uint16_t* p) {
 // 16 bytes of packed nibbles -> 32 bytes in [0, 15]: the low nibbles of p[0..15] in bytes
 // 0..15, the high nibbles in bytes 16..31 (the GGUF order of Q4_0/Q4_1/Q5_0/Q5_1).
 inline __m256i unpack_nibbles32(const uint8_t* p) {
-  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-  return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+  // Both 128-bit lanes load the 16 bytes (no shuffle uop); the high lane shifts right by 4.
+  const __m256i v =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256i shifted = _mm256_srlv_epi64(v, _mm256_setr_epi64x(0, 0, 4, 4));
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
 }
 
 // 32 bits (little-endian uint32 at p) -> 32 bytes: byte j is 0xFF if bit j is set, else 0.
