@@ -28,10 +28,14 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 std::string human_bytes(uint64_t b) {
   char buf[32];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof(buf), "%.2f MiB", b / 1048576.0);
-  else if (b >= (1ull << 10)) std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%" PRIu64 " B", b);
+  if (b >= (1ull << 30))
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
+  else if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", b / 1048576.0);
+  else if (b >= (1ull << 10))
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 " B", b);
   return buf;
 }
 
@@ -43,12 +47,14 @@ int inspect(const InspectConfig& cfg) {
   }
   const format::GgufFile& f = *file;
   std::printf("file:          %s\n", f.name().c_str());
-  std::printf("format:        GGUF v%u, %s, alignment %" PRIu64 ", %zu metadata keys, %zu tensors\n",
+  std::printf("format:        GGUF v%u, %s, alignment %" PRIu64
+              ", %zu metadata keys, %zu tensors\n",
               f.version(), human_bytes(f.file_bytes()).c_str(), f.alignment(), f.metadata().size(),
               f.tensors().size());
   auto arch = f.get_string("general.architecture");
   std::printf("architecture:  %s\n", arch ? std::string(*arch).c_str() : "(none)");
-  if (auto name = f.get_string("general.name")) std::printf("name:          %s\n", std::string(*name).c_str());
+  if (auto name = f.get_string("general.name"))
+    std::printf("name:          %s\n", std::string(*name).c_str());
 
   auto hp = model::HParams::from_gguf(f);
   if (hp.is_ok()) {
@@ -69,15 +75,17 @@ int inspect(const InspectConfig& cfg) {
   } else {
     std::printf("tokenizer:     (none)\n");
   }
-  if (auto pre = f.get_string("tokenizer.ggml.pre")) std::printf("pre-tokenizer: %s\n", std::string(*pre).c_str());
+  if (auto pre = f.get_string("tokenizer.ggml.pre"))
+    std::printf("pre-tokenizer: %s\n", std::string(*pre).c_str());
   auto tmpl = f.get_string("tokenizer.chat_template");
-  std::printf("chat template: %s\n", tmpl ? ("present (" + std::to_string(tmpl->size()) + " bytes)").c_str() : "absent");
+  std::printf("chat template: %s\n",
+              tmpl ? ("present (" + std::to_string(tmpl->size()) + " bytes)").c_str() : "absent");
 
   if (cfg.all_metadata) {
     std::printf("\nmetadata:\n");
     for (const auto& kv : f.metadata()) {
-      std::printf("  %-48s %-8s %s\n", std::string(kv.key).c_str(), format::gguf_type_name(kv.value.type),
-                  kv.value.to_display_string().c_str());
+      std::printf("  %-48s %-8s %s\n", std::string(kv.key).c_str(),
+                  format::gguf_type_name(kv.value.type), kv.value.to_display_string().c_str());
     }
   }
 
@@ -98,8 +106,8 @@ int inspect(const InspectConfig& cfg) {
     e.first++;
     e.second += t.bytes;
   }
-  std::printf("\ntotals:        %zu tensors, %.3f M parameters, %s of weights\n", f.tensors().size(),
-              total_elems / 1e6, human_bytes(total_bytes).c_str());
+  std::printf("\ntotals:        %zu tensors, %.3f M parameters, %s of weights\n",
+              f.tensors().size(), total_elems / 1e6, human_bytes(total_bytes).c_str());
   for (const auto& [type, e] : by_type) {
     std::printf("  %-6s %5d tensors %12s\n", type.c_str(), e.first, human_bytes(e.second).c_str());
   }
@@ -112,7 +120,8 @@ void add_inspect_command(CLI::App& app, Runner* runner) {
   auto cfg = std::make_shared<InspectConfig>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show what a model file holds");
   cmd->add_option("file", cfg->path, "GGUF file or llama2.c checkpoint")->required();
-  cmd->add_option("--tokenizer", cfg->tokenizer_path, "llama2.c tokenizer file (for .bin checkpoints)");
+  cmd->add_option("--tokenizer", cfg->tokenizer_path,
+                  "llama2.c tokenizer file (for .bin checkpoints)");
   cmd->add_flag("--metadata", cfg->all_metadata, "Print every metadata key");
   cmd->add_flag("--no-tensors", cfg->no_tensors, "Omit the tensor table");
   cmd->callback([cfg, runner] { *runner = [cfg] { return inspect(*cfg); }; });

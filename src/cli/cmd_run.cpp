@@ -52,8 +52,8 @@ int run(const RunConfig& cfg) {
     std::fprintf(stderr, "error: %s\n", hp.status().message().c_str());
     return 1;
   }
-  auto model = model::Transformer::create(*file, model::ShardSpec::whole(*hp), *comm, pool, kt,
-                                          cfg.batch);
+  auto model =
+      model::Transformer::create(*file, model::ShardSpec::whole(*hp), *comm, pool, kt, cfg.batch);
   if (!model.is_ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
     return 1;
@@ -67,10 +67,11 @@ int run(const RunConfig& cfg) {
     std::fprintf(stderr, "error: %s\n", kv.status().message().c_str());
     return 1;
   }
-  COHORT_LOG_INFO("run: %s: %s; %d threads, %s kernels, ctx %lld (%s KV, %.1f MiB), loaded in %.2f s",
-                  file->name().c_str(), hp->summary().c_str(), pool.size(), kt.isa,
-                  static_cast<long long>(n_ctx), kv_type == DType::kF32 ? "f32" : "f16",
-                  kv->bytes() / 1048576.0, now_s() - t_load);
+  COHORT_LOG_INFO(
+      "run: %s: %s; %d threads, %s kernels, ctx %lld (%s KV, %.1f MiB), loaded in %.2f s",
+      file->name().c_str(), hp->summary().c_str(), pool.size(), kt.isa,
+      static_cast<long long>(n_ctx), kv_type == DType::kF32 ? "f32" : "f16",
+      kv->bytes() / 1048576.0, now_s() - t_load);
 
   const text::Tokenizer& tk = **tok;
   std::vector<int32_t> prompt = tk.encode(cfg.prompt, !cfg.no_bos && tk.add_bos_default(), false);
@@ -85,15 +86,16 @@ int run(const RunConfig& cfg) {
   text::Detokenizer detok(tk);
   runtime::Generator gen(**model, *kv, [&](int32_t id) { return tk.is_eog(id); });
   runtime::GenerateStats st;
-  Status s = gen.generate(prompt, cfg.n_predict, sampler,
-                          [&](int32_t id) {
-                            if (tk.is_eog(id)) return false;
-                            const std::string piece = detok.push(id);
-                            std::fwrite(piece.data(), 1, piece.size(), stdout);
-                            std::fflush(stdout);
-                            return true;
-                          },
-                          &st);
+  Status s = gen.generate(
+      prompt, cfg.n_predict, sampler,
+      [&](int32_t id) {
+        if (tk.is_eog(id)) return false;
+        const std::string piece = detok.push(id);
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      },
+      &st);
   const std::string rest = detok.flush();
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
@@ -118,20 +120,26 @@ void add_run_command(CLI::App& app, Runner* runner) {
   auto cfg = std::make_shared<RunConfig>();
   CLI::App* cmd = app.add_subcommand("run", "Generate text from a prompt on this machine");
   cmd->add_option("-m,--model", cfg->model_path, "GGUF file or llama2.c checkpoint")->required();
-  cmd->add_option("--tokenizer", cfg->tokenizer_path, "llama2.c tokenizer file (for .bin checkpoints)");
+  cmd->add_option("--tokenizer", cfg->tokenizer_path,
+                  "llama2.c tokenizer file (for .bin checkpoints)");
   cmd->add_option("-p,--prompt", cfg->prompt, "Prompt text")->required();
-  cmd->add_option("-n,--n-predict", cfg->n_predict, "Tokens to generate")->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("-t,--threads", cfg->threads, "Compute threads (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("-c,--ctx", cfg->ctx, "Context length cap (default: min(trained, 4096))")->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("-n,--n-predict", cfg->n_predict, "Tokens to generate")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("-t,--threads", cfg->threads, "Compute threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("-c,--ctx", cfg->ctx, "Context length cap (default: min(trained, 4096))")
+      ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("--kv-type", cfg->kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
-  cmd->add_option("-b,--batch", cfg->batch, "Prompt tokens per forward step")->check(CLI::Range(1, 4096));
+  cmd->add_option("-b,--batch", cfg->batch, "Prompt tokens per forward step")
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-bos", cfg->no_bos, "Do not prepend the BOS token");
   cmd->add_option("--temp", cfg->sampling.temperature, "Temperature (0: greedy)");
   cmd->add_option("--top-k", cfg->sampling.top_k, "Top-k (0: off)");
   cmd->add_option("--top-p", cfg->sampling.top_p, "Top-p (1: off)");
   cmd->add_option("--min-p", cfg->sampling.min_p, "Min-p (0: off)");
   cmd->add_option("--repeat-penalty", cfg->sampling.repeat_penalty, "Repetition penalty (1: off)");
-  cmd->add_option("--repeat-last-n", cfg->sampling.repeat_last_n, "Tokens the penalties look back over");
+  cmd->add_option("--repeat-last-n", cfg->sampling.repeat_last_n,
+                  "Tokens the penalties look back over");
   cmd->add_option("--frequency-penalty", cfg->sampling.frequency_penalty, "Frequency penalty");
   cmd->add_option("--presence-penalty", cfg->sampling.presence_penalty, "Presence penalty");
   cmd->add_option("--seed", cfg->sampling.seed, "Sampling seed");

@@ -50,7 +50,8 @@ void add_synth_command(CLI::App& app, Runner* runner) {
   auto a = std::make_shared<SynthArgs>();
   model::SynthConfig& c = a->config;
   CLI::App* cmd = app.add_subcommand("synth", "Write a GGUF model with random weights");
-  cmd->add_option("--arch", c.arch, "Architecture")->check(CLI::IsMember({"llama", "qwen2", "qwen3"}));
+  cmd->add_option("--arch", c.arch, "Architecture")
+      ->check(CLI::IsMember({"llama", "qwen2", "qwen3"}));
   cmd->add_option("--dim", c.dim, "Embedding length");
   cmd->add_option("--layers", c.n_layers, "Transformer blocks");
   cmd->add_option("--heads", c.n_heads, "Attention heads");
@@ -59,7 +60,8 @@ void add_synth_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--ffn", c.ffn_dim, "Feed-forward length");
   cmd->add_option("--vocab", c.n_vocab, "Vocabulary size");
   cmd->add_option("--ctx", c.n_ctx, "Trained context length");
-  cmd->add_option("--type", a->type, "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K..q6_K");
+  cmd->add_option("--type", a->type,
+                  "Weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K..q6_K");
   cmd->add_flag("--tied", c.tied_embeddings, "Tie the output projection to the embeddings");
   cmd->add_option("--seed", c.seed, "Random seed");
   cmd->add_option("-o,--output", a->out, "Output file")->required();

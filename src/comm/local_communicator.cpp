@@ -12,10 +12,12 @@ class LocalCommunicator final : public Communicator {
   std::string name() const override { return "local"; }
 
   Status send(int peer, const void*, size_t, int64_t) override {
-    return Status::invalid_argument("local: no peer " + std::to_string(peer) + " in a group of one");
+    return Status::invalid_argument("local: no peer " + std::to_string(peer) +
+                                    " in a group of one");
   }
   Status recv(int peer, void*, size_t, int64_t) override {
-    return Status::invalid_argument("local: no peer " + std::to_string(peer) + " in a group of one");
+    return Status::invalid_argument("local: no peer " + std::to_string(peer) +
+                                    " in a group of one");
   }
   Status all_reduce_sum(float*, size_t, int64_t) override { return Status::ok(); }
   Status all_gather(const void* in, void* out, size_t bytes, int64_t) override {

@@ -7,14 +7,14 @@ namespace cohort::detail {
 [[noreturn]] void check_failed(const char* file, int line, const char* expr, const char* msg);
 }  // namespace cohort::detail
 
-#define COHORT_CHECK(cond)                                                     \
-  do {                                                                         \
-    if (!(cond)) [[unlikely]]                                                  \
-      ::cohort::detail::check_failed(__FILE__, __LINE__, #cond, nullptr);      \
+#define COHORT_CHECK(cond)                                                \
+  do {                                                                    \
+    if (!(cond)) [[unlikely]]                                             \
+      ::cohort::detail::check_failed(__FILE__, __LINE__, #cond, nullptr); \
   } while (0)
 
-#define COHORT_CHECK_MSG(cond, msg)                                            \
-  do {                                                                         \
-    if (!(cond)) [[unlikely]]                                                  \
-      ::cohort::detail::check_failed(__FILE__, __LINE__, #cond, (msg));        \
+#define COHORT_CHECK_MSG(cond, msg)                                     \
+  do {                                                                  \
+    if (!(cond)) [[unlikely]]                                           \
+      ::cohort::detail::check_failed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

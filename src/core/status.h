@@ -34,7 +34,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status ok() { return Status(); }
-  static Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status invalid_argument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status corrupt(std::string m) { return {StatusCode::kCorrupt, std::move(m)}; }
   static Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
@@ -59,7 +61,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     COHORT_CHECK(!std::get<Status>(v_).is_ok());
   }
@@ -96,10 +98,10 @@ class [[nodiscard]] Result {
 #define COHORT_CONCAT_(a, b) COHORT_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function when expr is not ok.
-#define COHORT_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::cohort::Status _st = (expr);              \
-    if (!_st.is_ok()) return _st;               \
+#define COHORT_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::cohort::Status _st = (expr);   \
+    if (!_st.is_ok()) return _st;    \
   } while (0)
 
 // lhs = value of a Result-valued expr, or return its Status.

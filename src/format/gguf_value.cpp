@@ -1,5 +1,4 @@
 // GgufValue / GgufArray accessors and their short renderings.
-#include <cinttypes>
 #include <cstdio>
 #include <limits>
 #include <string>

@@ -52,6 +52,13 @@ struct FileSink {
 }  // namespace
 
 void GgufWriter::put(std::string key, uint32_t type_id, std::vector<uint8_t> payload) {
+  // general.alignment set any way (set_u32, set_raw) decides the padding, when it is valid;
+  // an invalid one (a bad-file test) is written as given and padded at the old alignment.
+  if (key == "general.alignment" && type_id == kTypeU32 && payload.size() == 4) {
+    uint32_t a = static_cast<uint32_t>(payload[0]) | static_cast<uint32_t>(payload[1]) << 8 |
+                 static_cast<uint32_t>(payload[2]) << 16 | static_cast<uint32_t>(payload[3]) << 24;
+    if (a != 0 && (a & (a - 1)) == 0) alignment_ = a;
+  }
   for (Kv& kv : kv_) {
     if (kv.key == key) {
       kv.type_id = type_id;
@@ -144,7 +151,6 @@ void GgufWriter::set_raw(std::string key, uint32_t type_id, std::vector<uint8_t>
 
 void GgufWriter::set_alignment(uint32_t alignment) {
   COHORT_CHECK(alignment != 0 && (alignment & (alignment - 1)) == 0);
-  alignment_ = alignment;
   set_u32("general.alignment", alignment);
 }
 

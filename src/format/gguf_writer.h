@@ -38,7 +38,8 @@ class GgufWriter {
   // fuzz/bad-file tests.
   void set_raw(std::string key, uint32_t type_id, std::vector<uint8_t> payload);
 
-  // general.alignment (default 32; a power of two).
+  // general.alignment (default 32; a power of two). Setting the key with set_u32 has the
+  // same effect; an invalid value given through set_raw is written as is (for bad-file tests).
   void set_alignment(uint32_t alignment);
 
   // shape in GGUF order (shape[0] = row length). bytes are computed from type and shape.

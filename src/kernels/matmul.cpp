@@ -44,7 +44,8 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
     pool.run_sized(w.cols * n_tokens * 4, [&](int ith, int nth) {
       int64_t t0, t1;
       ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
-      for (int64_t t = t0; t < t1; ++t) act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
+      for (int64_t t = t0; t < t1; ++t)
+        act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
     });
   }
 

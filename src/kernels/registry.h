@@ -7,9 +7,10 @@
 
 namespace cohort::kernels {
 
-void fill_ref_basic(KernelTable& t);  // ref/vec_dot_basic.cpp: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0
-void fill_ref_k(KernelTable& t);      // ref/vec_dot_k.cpp: q2_K..q6_K
-void fill_ref_ops(KernelTable& t);    // ref/ops.cpp: rmsnorm rope softmax silu_mul add attention
+void fill_ref_basic(
+    KernelTable& t);                // ref/vec_dot_basic.cpp: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0
+void fill_ref_k(KernelTable& t);    // ref/vec_dot_k.cpp: q2_K..q6_K
+void fill_ref_ops(KernelTable& t);  // ref/ops.cpp: rmsnorm rope softmax silu_mul add attention
 
 void fill_avx2_basic(KernelTable& t);  // x86/avx2_vec_dot_basic.cpp
 void fill_avx2_k(KernelTable& t);      // x86/avx2_vec_dot_k.cpp

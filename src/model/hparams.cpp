@@ -6,9 +6,12 @@ namespace cohort::model {
 
 const char* arch_name(Arch a) {
   switch (a) {
-    case Arch::kLlama: return "llama";
-    case Arch::kQwen2: return "qwen2";
-    case Arch::kQwen3: return "qwen3";
+    case Arch::kLlama:
+      return "llama";
+    case Arch::kQwen2:
+      return "qwen2";
+    case Arch::kQwen3:
+      return "qwen3";
   }
   return "?";
 }
@@ -65,14 +68,16 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
                       " is not a multiple of head_count_kv " + std::to_string(hp.n_kv_heads));
   }
   const int64_t default_head_dim = hp.dim % hp.n_heads == 0 ? hp.dim / hp.n_heads : 0;
-  COHORT_ASSIGN_OR_RETURN(hp.head_dim,
-                          read_int(f, arch, "attention.key_length", 1, 4096,
-                                   default_head_dim ? std::optional<int64_t>(default_head_dim)
-                                                    : std::nullopt));
+  COHORT_ASSIGN_OR_RETURN(
+      hp.head_dim,
+      read_int(f, arch, "attention.key_length", 1, 4096,
+               default_head_dim ? std::optional<int64_t>(default_head_dim) : std::nullopt));
   COHORT_ASSIGN_OR_RETURN(int64_t v_len,
                           read_int(f, arch, "attention.value_length", 1, 4096, hp.head_dim));
-  if (v_len != hp.head_dim) return Status::unsupported("model: " + f.name() + ": value_length != key_length");
-  COHORT_ASSIGN_OR_RETURN(hp.n_rot, read_int(f, arch, "rope.dimension_count", 2, hp.head_dim, hp.head_dim));
+  if (v_len != hp.head_dim)
+    return Status::unsupported("model: " + f.name() + ": value_length != key_length");
+  COHORT_ASSIGN_OR_RETURN(hp.n_rot,
+                          read_int(f, arch, "rope.dimension_count", 2, hp.head_dim, hp.head_dim));
   if (hp.n_rot % 2 != 0) return bad(f, "rope.dimension_count must be even");
 
   if (auto eps = f.get_float(arch + ".attention.layer_norm_rms_epsilon")) {
@@ -114,10 +119,9 @@ std::string HParams::summary() const {
                 "%s dim=%lld layers=%lld heads=%lld/%lld head_dim=%lld ffn=%lld vocab=%lld "
                 "ctx_train=%lld rope=%s/%lld base=%g eps=%g%s",
                 arch_name(arch), (long long)dim, (long long)n_layers, (long long)n_heads,
-                (long long)n_kv_heads, (long long)head_dim, (long long)ffn_dim,
-                (long long)n_vocab, (long long)n_ctx_train,
-                rope_style == kernels::RopeStyle::kNeox ? "neox" : "normal", (long long)n_rot,
-                rope_base, rms_eps, tied_embeddings ? " tied" : "");
+                (long long)n_kv_heads, (long long)head_dim, (long long)ffn_dim, (long long)n_vocab,
+                (long long)n_ctx_train, rope_style == kernels::RopeStyle::kNeox ? "neox" : "normal",
+                (long long)n_rot, rope_base, rms_eps, tied_embeddings ? " tied" : "");
   return buf;
 }
 

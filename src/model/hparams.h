@@ -31,8 +31,8 @@ struct HParams {
   float rope_base = 10000.0f;
   float rope_linear_scale = 1.0f;  // "linear" rope scaling: positions divided by this
   kernels::RopeStyle rope_style = kernels::RopeStyle::kNormal;
-  bool has_qkv_bias = false;  // qwen2
-  bool has_qk_norm = false;   // qwen3
+  bool has_qkv_bias = false;     // qwen2
+  bool has_qk_norm = false;      // qwen3
   bool tied_embeddings = false;  // no output.weight: logits use token_embd
 
   int64_t q_dim() const { return n_heads * head_dim; }

@@ -32,8 +32,8 @@ Status ShardSpec::validate(const HParams& hp) const {
 }
 
 std::string ShardSpec::to_string() const {
-  return "layers [" + std::to_string(layer_begin) + "," + std::to_string(layer_end) +
-         ") heads [" + std::to_string(head_begin) + "," + std::to_string(head_end) + ") ffn [" +
+  return "layers [" + std::to_string(layer_begin) + "," + std::to_string(layer_end) + ") heads [" +
+         std::to_string(head_begin) + "," + std::to_string(head_end) + ") ffn [" +
          std::to_string(ffn_begin) + "," + std::to_string(ffn_end) + ")" +
          (embeds ? " embeds" : "") + (outputs ? " outputs" : "");
 }

@@ -16,8 +16,8 @@ struct ShardSpec {
   int64_t layer_begin = 0, layer_end = 0;  // layers [begin, end) run here (pipeline stage)
   int64_t head_begin = 0, head_end = 0;    // query heads (tensor parallel)
   int64_t ffn_begin = 0, ffn_end = 0;      // FFN intermediate columns (tensor parallel)
-  bool embeds = true;   // this stage turns token ids into the first hidden state
-  bool outputs = true;  // this stage turns the last hidden state into logits
+  bool embeds = true;                      // this stage turns token ids into the first hidden state
+  bool outputs = true;                     // this stage turns the last hidden state into logits
 
   static ShardSpec whole(const HParams& hp);
 

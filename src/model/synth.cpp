@@ -14,12 +14,13 @@ namespace cohort::model {
 namespace {
 
 const char* const kWords[] = {
-    "the", "and", "was", "to", "a", "he", "she", "it", "they", "in", "of", "is", "on",
-    "with", "for", "that", "big", "little", "play", "happy", "day", "one", "time", "once",
-    "upon", "there", "named", "saw", "said", "wanted", "friend", "mom", "dog", "cat", "ball",
-    "tree", "park", "fun", "went", "what", "hello", "world", "cluster", "node", "model",
-    "token", "fast", "slow", "run", "code", "data", "you", "I", "we", "are", "be", "not",
-    "can", "do", "this", "have", "from", "or", "but", "all", "at", "by", "an", "so", "if"};
+    "the",    "and",   "was",     "to",   "a",     "he",    "she",   "it",     "they", "in",
+    "of",     "is",    "on",      "with", "for",   "that",  "big",   "little", "play", "happy",
+    "day",    "one",   "time",    "once", "upon",  "there", "named", "saw",    "said", "wanted",
+    "friend", "mom",   "dog",     "cat",  "ball",  "tree",  "park",  "fun",    "went", "what",
+    "hello",  "world", "cluster", "node", "model", "token", "fast",  "slow",   "run",  "code",
+    "data",   "you",   "I",       "we",   "are",   "be",    "not",   "can",    "do",   "this",
+    "have",   "from",  "or",      "but",  "all",   "at",    "by",    "an",     "so",   "if"};
 
 // A SentencePiece-style vocabulary: <unk>, <s>, </s>, the 256 byte tokens, single
 // characters, whole words with and without the "▁" prefix, then pairs and triples of

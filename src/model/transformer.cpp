@@ -9,8 +9,7 @@ namespace cohort::model {
 
 Result<std::unique_ptr<Transformer>> Transformer::create(const format::GgufFile& file,
                                                          const ShardSpec& shard,
-                                                         comm::Communicator& comm,
-                                                         ThreadPool& pool,
+                                                         comm::Communicator& comm, ThreadPool& pool,
                                                          const kernels::KernelTable& kt,
                                                          int64_t max_batch) {
   if (max_batch < 1) return Status::invalid_argument("model: max_batch must be >= 1");
@@ -54,7 +53,8 @@ void Transformer::allocate_scratch() {
   // llama2.c and llama.cpp compute them, so greedy tokens match those references.
   inv_freq_.resize(hp_.n_rot / 2);
   for (int64_t i = 0; i < hp_.n_rot / 2; ++i) {
-    float f = 1.0f / std::pow(hp_.rope_base, static_cast<float>(2 * i) / static_cast<float>(hp_.n_rot));
+    float f =
+        1.0f / std::pow(hp_.rope_base, static_cast<float>(2 * i) / static_cast<float>(hp_.n_rot));
     if (!w_.rope_freq_factors.empty()) f /= w_.rope_freq_factors[i];
     inv_freq_[i] = f / hp_.rope_linear_scale;
   }
@@ -113,8 +113,10 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
       kt_.add(v, L.bv.data(), v, n_kv_);
     }
     if (!L.q_norm.empty()) {
-      for (int64_t h = 0; h < n_heads; ++h) kt_.rmsnorm(q + h * hd, L.q_norm.data(), q + h * hd, hd, hp_.rms_eps);
-      for (int64_t h = 0; h < n_kv_heads; ++h) kt_.rmsnorm(k + h * hd, L.k_norm.data(), k + h * hd, hd, hp_.rms_eps);
+      for (int64_t h = 0; h < n_heads; ++h)
+        kt_.rmsnorm(q + h * hd, L.q_norm.data(), q + h * hd, hd, hp_.rms_eps);
+      for (int64_t h = 0; h < n_kv_heads; ++h)
+        kt_.rmsnorm(k + h * hd, L.k_norm.data(), k + h * hd, hd, hp_.rms_eps);
     }
     kt_.rope(q, n_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
     kt_.rope(k, n_kv_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
@@ -174,16 +176,17 @@ Status Transformer::ffn_block(const LayerWeights& L, int64_t n_tokens) {
 Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io) {
   const int64_t dim = hp_.dim;
   if (n_tokens < 1 || n_tokens > max_batch_) {
-    return Status::invalid_argument("model: batch of " + std::to_string(n_tokens) +
-                                    " tokens (1.." + std::to_string(max_batch_) + " allowed)");
+    return Status::invalid_argument("model: batch of " + std::to_string(n_tokens) + " tokens (1.." +
+                                    std::to_string(max_batch_) + " allowed)");
   }
   if (pos0 < 0 || pos0 + n_tokens > kv.n_ctx()) {
     return Status::out_of_range("model: positions " + std::to_string(pos0) + ".." +
-                                std::to_string(pos0 + n_tokens - 1) +
-                                " exceed the context of " + std::to_string(kv.n_ctx()));
+                                std::to_string(pos0 + n_tokens - 1) + " exceed the context of " +
+                                std::to_string(kv.n_ctx()));
   }
   if (attn_scratch_.size() < static_cast<size_t>(pool_.size()) * kv.n_ctx()) {
-    attn_scratch_.assign(static_cast<size_t>(pool_.size()) * kv.n_ctx(), 0.f);  // once per context size
+    attn_scratch_.assign(static_cast<size_t>(pool_.size()) * kv.n_ctx(),
+                         0.f);  // once per context size
   }
 
   if (shard_.embeds) {

@@ -20,7 +20,8 @@ class Binder {
   Result<const format::GgufTensorInfo*> find(const std::string& name,
                                              const std::vector<int64_t>& shape) {
     const format::GgufTensorInfo* t = f_.find_tensor(name);
-    if (!t) return Status::invalid_argument("model: " + f_.name() + ": missing tensor '" + name + "'");
+    if (!t)
+      return Status::invalid_argument("model: " + f_.name() + ": missing tensor '" + name + "'");
     if (t->shape != shape) {
       return Status::invalid_argument("model: " + f_.name() + ": tensor '" + name + "' has shape " +
                                       shape_str(t->shape) + ", expected " + shape_str(shape));
@@ -118,7 +119,8 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
       COHORT_ASSIGN_OR_RETURN(L.q_norm, b.vec(p + "attn_q_norm.weight", hd));
       COHORT_ASSIGN_OR_RETURN(L.k_norm, b.vec(p + "attn_k_norm.weight", hd));
     }
-    COHORT_ASSIGN_OR_RETURN(L.wo, b.col_sliced(p + "attn_output.weight", hp.dim, hp.q_dim(), q0, q1));
+    COHORT_ASSIGN_OR_RETURN(L.wo,
+                            b.col_sliced(p + "attn_output.weight", hp.dim, hp.q_dim(), q0, q1));
     COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", hp.dim));
     COHORT_ASSIGN_OR_RETURN(auto wg, b.matrix(p + "ffn_gate.weight", hp.ffn_dim, hp.dim));
     COHORT_ASSIGN_OR_RETURN(auto wu, b.matrix(p + "ffn_up.weight", hp.ffn_dim, hp.dim));

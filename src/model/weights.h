@@ -15,20 +15,20 @@
 namespace cohort::model {
 
 struct LayerWeights {
-  std::vector<float> attn_norm;                 // [dim]
-  kernels::WeightMatrix wq, wk, wv;             // rows sliced to this rank's heads
-  std::vector<float> bq, bk, bv;                // qwen2 biases, sliced likewise (else empty)
-  std::vector<float> q_norm, k_norm;            // qwen3 per-head norms [head_dim] (else empty)
-  kernels::WeightMatrix wo;                     // columns sliced to this rank's heads
-  std::vector<float> ffn_norm;                  // [dim]
-  kernels::WeightMatrix w_gate, w_up;           // rows sliced to this rank's FFN columns
-  kernels::WeightMatrix w_down;                 // columns sliced likewise
+  std::vector<float> attn_norm;        // [dim]
+  kernels::WeightMatrix wq, wk, wv;    // rows sliced to this rank's heads
+  std::vector<float> bq, bk, bv;       // qwen2 biases, sliced likewise (else empty)
+  std::vector<float> q_norm, k_norm;   // qwen3 per-head norms [head_dim] (else empty)
+  kernels::WeightMatrix wo;            // columns sliced to this rank's heads
+  std::vector<float> ffn_norm;         // [dim]
+  kernels::WeightMatrix w_gate, w_up;  // rows sliced to this rank's FFN columns
+  kernels::WeightMatrix w_down;        // columns sliced likewise
 };
 
 struct Weights {
-  kernels::WeightMatrix token_embd;  // [n_vocab rows][dim]; set when the shard embeds
-  std::vector<float> output_norm;    // [dim]; set when the shard outputs
-  kernels::WeightMatrix output;      // [n_vocab rows][dim] (token_embd when tied)
+  kernels::WeightMatrix token_embd;      // [n_vocab rows][dim]; set when the shard embeds
+  std::vector<float> output_norm;        // [dim]; set when the shard outputs
+  kernels::WeightMatrix output;          // [n_vocab rows][dim] (token_embd when tied)
   std::vector<float> rope_freq_factors;  // [n_rot / 2] (Llama 3.1 "rope_freqs"), or empty
   std::vector<LayerWeights> layers;      // shard.n_layers() entries
 

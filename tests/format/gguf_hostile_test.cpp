@@ -208,6 +208,11 @@ TEST(GgufHostile, WriterSetRawFeedsBadValues) {
   GgufWriter w;
   w.set_raw("bad", 9, {4, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f});
   expect_error(w.write_memory(), {"'bad'", "array of"});
+
+  GgufWriter bad_alignment;
+  bad_alignment.set_raw("general.alignment", 4, {3, 0, 0, 0});
+  bad_alignment.add_tensor_bytes("t", DType::kF32, {1}, {0, 0, 0, 0});
+  expect_error(bad_alignment.write_memory(), {"general.alignment 3 is not a nonzero power"});
 }
 
 }  // namespace

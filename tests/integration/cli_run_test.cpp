@@ -90,10 +90,9 @@ TEST(CliRun, BadInputGivesOneLineErrorAndNonZeroExit) {
     std::fputs("GGUF\x03\x00\x00\x00garbage", f);
     std::fclose(f);
   }
-  for (const std::string& cmd :
-       {kBin + " run -m " + junk + " -p hi", kBin + " inspect " + junk,
-        kBin + " run -m /nonexistent/model.gguf -p hi",
-        kBin + " synth --dim 10 --heads 3 -o " + temp_path("x.gguf")}) {
+  for (const std::string& cmd : {kBin + " run -m " + junk + " -p hi", kBin + " inspect " + junk,
+                                 kBin + " run -m /nonexistent/model.gguf -p hi",
+                                 kBin + " synth --dim 10 --heads 3 -o " + temp_path("x.gguf")}) {
     SCOPED_TRACE(cmd);
     auto r = run_command(cmd + " 2>&1");
     EXPECT_NE(r.exit_code, 0);

@@ -84,7 +84,8 @@ struct Naive {
         k[t] = matvec(wk, xn);
         v[t] = matvec(wv, xn);
         if (has(p + "attn_q.bias")) {
-          const Vec bq = vec(p + "attn_q.bias"), bk = vec(p + "attn_k.bias"), bv = vec(p + "attn_v.bias");
+          const Vec bq = vec(p + "attn_q.bias"), bk = vec(p + "attn_k.bias"),
+                    bv = vec(p + "attn_v.bias");
           for (size_t i = 0; i < bq.size(); ++i) q[t][i] += bq[i];
           for (size_t i = 0; i < bk.size(); ++i) k[t][i] += bk[i], v[t][i] += bv[i];
         }
@@ -137,7 +138,8 @@ struct Naive {
     }
     const Mat out = mat(has("output.weight") ? "output.weight" : "token_embd.weight");
     std::vector<Vec> logits(n);
-    for (int64_t t = 0; t < n; ++t) logits[t] = matvec(out, rmsnorm(x[t], vec("output_norm.weight")));
+    for (int64_t t = 0; t < n; ++t)
+      logits[t] = matvec(out, rmsnorm(x[t], vec("output_norm.weight")));
     return logits;
   }
 };

@@ -22,7 +22,8 @@ struct Source {
   bool gguf;
 };
 
-class ReferenceTest : public ::testing::TestWithParam<std::tuple<Source, const kernels::KernelTable*>> {};
+class ReferenceTest
+    : public ::testing::TestWithParam<std::tuple<Source, const kernels::KernelTable*>> {};
 
 Result<format::GgufFile> open(bool gguf) {
   if (gguf) return format::GgufFile::open(kData + "/models/stories260K.gguf");
@@ -45,7 +46,8 @@ TEST_P(ReferenceTest, GreedyTokensMatchLlama2c) {
   auto comm = comm::make_local_communicator();
   auto hp = model::HParams::from_gguf(*file);
   ASSERT_TRUE(hp.is_ok());
-  auto model = model::Transformer::create(*file, model::ShardSpec::whole(*hp), *comm, pool, *kt, 16);
+  auto model =
+      model::Transformer::create(*file, model::ShardSpec::whole(*hp), *comm, pool, *kt, 16);
   ASSERT_TRUE(model.is_ok()) << model.status().message();
 
   for (const auto& c : cases) {
@@ -60,12 +62,13 @@ TEST_P(ReferenceTest, GreedyTokensMatchLlama2c) {
     text::Sampler sampler(greedy, hp->n_vocab);
     std::vector<int32_t> seq = prompt;
     const int64_t n_gen = c.steps - static_cast<int64_t>(prompt.size()) + 1;
-    ASSERT_TRUE(gen.generate(prompt, n_gen, sampler,
-                             [&](int32_t id) {
-                               seq.push_back(id);
-                               return true;
-                             },
-                             nullptr)
+    ASSERT_TRUE(gen.generate(
+                       prompt, n_gen, sampler,
+                       [&](int32_t id) {
+                         seq.push_back(id);
+                         return true;
+                       },
+                       nullptr)
                     .is_ok());
     ASSERT_EQ(seq.size(), c.seq_ids.size());
     for (size_t i = 0; i < seq.size(); ++i) ASSERT_EQ(seq[i], c.seq_ids[i]) << "position " << i;
