@@ -1,0 +1,86 @@
+// Microbenchmarks of the kernel table: one row-times-vector dot per weight type (the decode
+// inner loop), activation quantization, and single-query attention over a long F16 cache,
+// for every ISA this CPU runs. Bytes/s counts weight (or cache) bytes read, to compare with
+// the machine's memory bandwidth.
+//   build/release/bench/kernels_bench --benchmark_filter=vec_dot
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "core/fp16.h"
+#include "core/rng.h"
+#include "kernels/kernels.h"
+#include "tensor/quantize.h"
+
+namespace cohort {
+namespace {
+
+// A weight matrix of `rows` rows of 4096 elements: bigger than the caches when rows is large.
+void bm_vec_dot(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
+  const int64_t cols = 4096, rows = state.range(0);
+  const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];
+  const size_t rb = row_bytes(type, cols);
+  Rng rng(1);
+  std::vector<float> row(cols);
+  std::vector<uint8_t> w(rb * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = rng.normal();
+    quantize_row(type, row.data(), w.data() + r * rb, cols);
+  }
+  for (float& v : row) v = rng.normal();
+  std::vector<uint8_t> act(row_bytes(ops.vec_dot_type, cols));
+  kt->types[static_cast<uint32_t>(ops.vec_dot_type)].from_float(row.data(), act.data(), cols);
+  float sink = 0;
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) sink += ops.vec_dot(cols, w.data() + r * rb, act.data());
+    benchmark::DoNotOptimize(sink);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.size()));
+}
+
+void bm_attention(benchmark::State& state, const kernels::KernelTable* kt) {
+  const int64_t n_kv = state.range(0), n_heads = 32, n_kv_heads = 8, hd = 64;
+  Rng rng(2);
+  std::vector<float> q(n_heads * hd), out(n_heads * hd), scratch(n_kv);
+  std::vector<uint16_t> k(n_kv * n_kv_heads * hd), v(k.size());
+  for (float& x : q) x = rng.normal();
+  for (auto& x : k) x = f32_to_fp16(rng.normal());
+  for (auto& x : v) x = f32_to_fp16(rng.normal());
+  kernels::AttentionArgs a;
+  a.q = q.data();
+  a.k = k.data();
+  a.v = v.data();
+  a.kv_type = DType::kF16;
+  a.n_kv = n_kv;
+  a.n_heads = n_heads;
+  a.n_kv_heads = n_kv_heads;
+  a.head_dim = hd;
+  a.kv_stride = n_kv_heads * hd;
+  a.scale = 0.125f;
+  a.out = out.data();
+  for (auto _ : state) {
+    kt->attention(a, 0, n_heads, scratch.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size() * 2));
+}
+
+int register_all() {
+  for (const kernels::KernelTable* kt : kernels::available()) {
+    if (!kt) continue;
+    for (DType t : kWeightTypes) {
+      const std::string name = std::string("vec_dot/") + kt->isa + "/" + std::string(dtype_name(t));
+      benchmark::RegisterBenchmark(name.c_str(), bm_vec_dot, kt, t)->Arg(16)->Arg(4096);
+    }
+    benchmark::RegisterBenchmark((std::string("attention_f16/") + kt->isa).c_str(), bm_attention,
+                                 kt)
+        ->Arg(512)
+        ->Arg(4096);
+  }
+  return 0;
+}
+const int kRegistered = register_all();
+
+}  // namespace
+}  // namespace cohort
