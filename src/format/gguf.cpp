@@ -21,28 +21,6 @@ constexpr uint64_t kMinStringBytes = 8;
 constexpr uint64_t kMinArrayBytes = 4 + 8;
 constexpr uint32_t kMaxDims = 4;
 
-uint64_t scalar_bytes(uint32_t type) {
-  switch (static_cast<GgufType>(type)) {
-    case GgufType::kU8:
-    case GgufType::kI8:
-    case GgufType::kBool:
-      return 1;
-    case GgufType::kU16:
-    case GgufType::kI16:
-      return 2;
-    case GgufType::kU32:
-    case GgufType::kI32:
-    case GgufType::kF32:
-      return 4;
-    case GgufType::kU64:
-    case GgufType::kI64:
-    case GgufType::kF64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 bool valid_type(uint32_t type) { return type <= static_cast<uint32_t>(GgufType::kF64); }
 
 // Untrusted text made safe for a one-line message: escaped and cut short.
@@ -112,7 +90,7 @@ class Parser {
       default:
         break;
     }
-    uint64_t n = scalar_bytes(type);
+    uint64_t n = gguf_scalar_bytes(static_cast<GgufType>(type));
     if (!r_.bytes(n, &p)) return truncated(what, n);
     switch (out->type) {
       case GgufType::kU8:
@@ -170,7 +148,7 @@ class Parser {
     auto arr = std::make_shared<GgufArray>();
     arr->elem_type = static_cast<GgufType>(elem);
     arr->count = count;
-    uint64_t min_bytes = scalar_bytes(elem);
+    uint64_t min_bytes = gguf_scalar_bytes(static_cast<GgufType>(elem));
     if (elem == static_cast<uint32_t>(GgufType::kString)) min_bytes = kMinStringBytes;
     if (elem == static_cast<uint32_t>(GgufType::kArray)) min_bytes = kMinArrayBytes;
     if (count > r_.remaining() / min_bytes) {

@@ -43,6 +43,8 @@ enum class GgufType : uint32_t {
 };
 
 const char* gguf_type_name(GgufType t);
+// Bytes of one scalar value of type t; 0 for kString, kArray and unknown ids.
+uint64_t gguf_scalar_bytes(GgufType t);
 
 struct GgufValue;
 

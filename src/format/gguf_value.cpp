@@ -36,7 +36,10 @@ std::optional<int64_t> int_from_raw(GgufType t, const uint8_t* p) {
   }
 }
 
-uint64_t elem_size(GgufType t) {
+}  // namespace
+
+uint64_t gguf_scalar_bytes(GgufType t) {
+  // Also called with ids read from a file: any value outside the enum gives 0.
   switch (t) {
     case GgufType::kU8:
     case GgufType::kI8:
@@ -57,6 +60,8 @@ uint64_t elem_size(GgufType t) {
       return 0;
   }
 }
+
+namespace {
 
 std::string format_double(double v) {
   char buf[32];
@@ -120,13 +125,13 @@ const char* gguf_type_name(GgufType t) {
 }
 
 std::optional<int64_t> GgufArray::int_at(uint64_t i) const {
-  uint64_t size = elem_size(elem_type);
+  uint64_t size = gguf_scalar_bytes(elem_type);
   if (raw == nullptr || size == 0 || i >= count) return std::nullopt;
   return int_from_raw(elem_type, raw + i * size);
 }
 
 std::optional<double> GgufArray::float_at(uint64_t i) const {
-  uint64_t size = elem_size(elem_type);
+  uint64_t size = gguf_scalar_bytes(elem_type);
   if (raw == nullptr || size == 0 || i >= count) return std::nullopt;
   const uint8_t* p = raw + i * size;
   if (elem_type == GgufType::kF32) return load_f32le(p);

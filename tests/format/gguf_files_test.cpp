@@ -14,23 +14,14 @@
 #include "core/rng.h"
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
+#include "support/shared_data.h"
 
 namespace cohort::format {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = COHORT_SHARED_DATA;
-
-#define SKIP_WITHOUT_DATA()                                                      \
-  do {                                                                           \
-    if (!fs::is_directory(kData)) GTEST_SKIP() << "no shared data at " << kData; \
-  } while (0)
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+const std::string kData = testing::kSharedData;
 
 std::vector<std::string> gguf_files() {
   std::vector<std::string> out;
@@ -80,7 +71,7 @@ void expect_clean_error(const Status& st, size_t at) {
 }
 
 TEST(GgufFiles, EveryRealFileOpens) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   std::vector<std::string> files = gguf_files();
   ASSERT_GE(files.size(), 2u);
   for (const std::string& path : files) {
@@ -98,7 +89,7 @@ TEST(GgufFiles, EveryRealFileOpens) {
 }
 
 TEST(GgufFiles, Stories260K) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   Result<GgufFile> r = GgufFile::open(kData + "/models/stories260K.gguf");
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   GgufFile f = std::move(r).value();
@@ -123,7 +114,7 @@ TEST(GgufFiles, Stories260K) {
 }
 
 TEST(GgufFiles, TinyRandom) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   Result<GgufFile> f = GgufFile::open(kData + "/models/llama-2-tiny-random.gguf");
   ASSERT_TRUE(f.is_ok()) << f.status().message();
   EXPECT_EQ(f->tensors().size(), 12u);
@@ -136,13 +127,13 @@ TEST(GgufFiles, TinyRandom) {
 
 // Every prefix of the header region (sampled for very large headers) must fail cleanly.
 TEST(GgufFiles, TruncatedHeadersFailCleanly) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   for (const char* name : {"stories260K.gguf", "llama-2-tiny-random.gguf"}) {
     SCOPED_TRACE(name);
     const std::string path = kData + "/models/" + name;
     Result<GgufFile> full = GgufFile::open(path);
     ASSERT_TRUE(full.is_ok()) << full.status().message();
-    std::vector<uint8_t> all = read_all(path);
+    std::vector<uint8_t> all = testing::read_file_bytes(path);
     ASSERT_EQ(all.size(), full->file_bytes());
     const size_t end = std::min<size_t>(all.size() - 1, full->data_offset() + 300);
     // Every offset in the first 16 KiB (magic, counts, the first KVs: all of stories260K's
@@ -255,11 +246,11 @@ TEST(GgufFiles, CorruptSyntheticHeader) {
 }
 
 TEST(GgufFiles, CorruptStories260KHeader) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   const std::string path = kData + "/models/stories260K.gguf";
   Result<GgufFile> f = GgufFile::open(path);
   ASSERT_TRUE(f.is_ok()) << f.status().message();
-  corrupt_sweep(read_all(path), f->data_offset(), 2000, 2);
+  corrupt_sweep(testing::read_file_bytes(path), f->data_offset(), 2000, 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // llama2.c checkpoint + tokenizer conversion: against the same model's GGUF, on a synthetic
 // checkpoint with a separate classifier, and on broken inputs.
 #include "format/llama2c.h"
+#include "support/shared_data.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,20 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = COHORT_SHARED_DATA;
+const std::string kData = testing::kSharedData;
 const std::string kBin = kData + "/models/stories260K.bin";
 const std::string kTok = kData + "/models/tok512.bin";
 const std::string kGguf = kData + "/models/stories260K.gguf";
-
-#define SKIP_WITHOUT_DATA()                                                      \
-  do {                                                                           \
-    if (!fs::is_directory(kData)) GTEST_SKIP() << "no shared data at " << kData; \
-  } while (0)
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
 
 // A file in the test temp dir, removed when the test ends.
 class TempFile {
@@ -81,7 +72,7 @@ void expect_error(const Result<GgufFile>& r, const std::string& fragment) {
 }
 
 TEST(Llama2c, Stories260KMatchesItsGguf) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   Result<GgufFile> conv = load_llama2c(kBin, kTok);
   ASSERT_TRUE(conv.is_ok()) << conv.status().message();
   Result<GgufFile> ref = GgufFile::open(kGguf);
@@ -140,7 +131,7 @@ TEST(Llama2c, Stories260KMatchesItsGguf) {
 }
 
 TEST(Llama2c, LooksLikeLlama2c) {
-  SKIP_WITHOUT_DATA();
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
   EXPECT_TRUE(looks_like_llama2c(kBin));
   EXPECT_FALSE(looks_like_llama2c(kGguf));
   EXPECT_FALSE(looks_like_llama2c(kData + "/models/missing.bin"));
@@ -150,8 +141,8 @@ TEST(Llama2c, LooksLikeLlama2c) {
 }
 
 TEST(Llama2c, BrokenCheckpoints) {
-  SKIP_WITHOUT_DATA();
-  std::vector<uint8_t> bin = read_all(kBin);
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  std::vector<uint8_t> bin = testing::read_file_bytes(kBin);
   ASSERT_EQ(bin.size(), 1056540u);
   {
     TempFile cut("ckpt_cut", std::vector<uint8_t>(bin.begin(), bin.end() - 1));
@@ -180,8 +171,8 @@ TEST(Llama2c, BrokenCheckpoints) {
 }
 
 TEST(Llama2c, BrokenTokenizers) {
-  SKIP_WITHOUT_DATA();
-  std::vector<uint8_t> tok = read_all(kTok);
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  std::vector<uint8_t> tok = testing::read_file_bytes(kTok);
   ASSERT_EQ(tok.size(), 6227u);
   {
     TempFile cut("tok_cut", std::vector<uint8_t>(tok.begin(), tok.end() - 1));

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "support/shared_data.h"
 #include "support/reference_cases.h"
 #include "support/subprocess.h"
 
@@ -14,7 +15,7 @@ namespace {
 using testing::run_command;
 using testing::shell_quote;
 
-const std::string kData = COHORT_SHARED_DATA;
+const std::string kData = testing::kSharedData;
 const std::string kBin = COHORT_BINARY;
 
 bool have_data() { return std::filesystem::exists(kData + "/reference/stories260K-greedy.txt"); }

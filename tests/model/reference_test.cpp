@@ -9,13 +9,14 @@
 #include "format/llama2c.h"
 #include "model/transformer.h"
 #include "runtime/generator.h"
+#include "support/shared_data.h"
 #include "support/reference_cases.h"
 #include "text/tokenizer.h"
 
 namespace cohort {
 namespace {
 
-const std::string kData = COHORT_SHARED_DATA;
+const std::string kData = testing::kSharedData;
 
 struct Source {
   const char* label;

@@ -11,12 +11,14 @@
 
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
+#include "support/reference_cases.h"
+#include "support/shared_data.h"
 #include "text/tokenizer.h"
 
 namespace cohort::text {
 namespace {
 
-const std::string kData = COHORT_SHARED_DATA;
+const std::string kData = testing::kSharedData;
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -103,25 +105,6 @@ TEST(TokenizerGguf, Phi3EndTokensAreEndOfGeneration) {
   EXPECT_EQ(t.encode("a</s>", false, false), (std::vector<int32_t>{263, 2}));
 }
 
-// The reference file's "KEY: value" line for one case.
-std::string field(const std::string& ref, const std::string& case_name, const std::string& key) {
-  const size_t at = ref.find("=== CASE " + case_name);
-  if (at == std::string::npos) return {};
-  const size_t k = ref.find("\n" + key + ": ", at);
-  if (k == std::string::npos) return {};
-  const size_t b = k + key.size() + 3;
-  return ref.substr(b, ref.find('\n', b) - b);
-}
-
-std::string output_block(const std::string& ref, const std::string& case_name) {
-  const size_t at = ref.find("=== CASE " + case_name);
-  const std::string begin = "----- BEGIN OUTPUT -----\n";
-  const size_t b = ref.find(begin, at);
-  const size_t e = ref.find("----- END OUTPUT -----", b);
-  if (at == std::string::npos || b == std::string::npos || e == std::string::npos) return {};
-  return ref.substr(b + begin.size(), e - b - begin.size());
-}
-
 TEST(TokenizerGguf, Stories260KMatchesReference) {
   const std::string path = kData + "/models/stories260K.gguf";
   const std::string ref_path = kData + "/reference/stories260K-greedy.txt";
@@ -137,25 +120,21 @@ TEST(TokenizerGguf, Stories260KMatchesReference) {
             (std::vector<int32_t>{1, 403, 407, 261, 378}));
   EXPECT_EQ(t.encode("Lily and Tom", true, false), (std::vector<int32_t>{1, 317, 269, 274, 287}));
 
-  const std::string ref = read_text(ref_path);
-  for (const std::string case_name : {"1: once-upon-a-time", "2: lily-and-tom"}) {
-    std::string prompt = field(ref, case_name, "PROMPT");
-    ASSERT_GE(prompt.size(), 2u) << case_name;
-    prompt = prompt.substr(1, prompt.size() - 2);  // drop the quotes
-    EXPECT_EQ(t.encode(prompt, true, false), parse_ids(field(ref, case_name, "PROMPT_IDS")));
-
-    const std::vector<int32_t> seq = parse_ids(field(ref, case_name, "SEQ_IDS"));
-    ASSERT_EQ(seq.size(), 201u) << case_name;
+  const auto cases = testing::load_reference_cases(ref_path);
+  ASSERT_EQ(cases.size(), 2u);
+  for (const testing::ReferenceCase& c : cases) {
+    EXPECT_EQ(t.encode(c.prompt, true, false), c.prompt_ids) << c.name;
+    ASSERT_EQ(c.seq_ids.size(), 201u) << c.name;
     Detokenizer d(t);
     std::string text;
-    for (size_t i = 1; i < seq.size(); ++i) text += d.push(seq[i]);
+    for (size_t i = 1; i < c.seq_ids.size(); ++i) text += d.push(c.seq_ids[i]);
     text += d.flush();
     // llama2.c drops the leading space of the first piece after BOS and ends with "\n".
-    std::string want = output_block(ref, case_name);
+    std::string want = c.output;
     ASSERT_FALSE(want.empty());
     ASSERT_EQ(want.back(), '\n');
     want.pop_back();
-    EXPECT_EQ(text, " " + want) << case_name;
+    EXPECT_EQ(text, " " + want) << c.name;
   }
 }
 
