@@ -166,6 +166,24 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   const float s_ffn = 1.0f / std::sqrt(static_cast<float>(c.ffn_dim));
   const float s_att = 1.0f / std::sqrt(static_cast<float>(c.n_heads * hd));
   add_matrix("token_embd.weight", c.n_vocab, c.dim, 1.0f, c.type);
+  if (c.llama3_rope) {
+    const float base = a == "llama" ? 10000.0f : 1000000.0f;
+    w.add_tensor("rope_freqs.weight", DType::kF32, {hd / 2}, [=](uint8_t* dst, uint64_t) {
+      constexpr float kFactor = 8, kLow = 1, kHigh = 4, kOrigCtx = 8192;
+      auto* f = reinterpret_cast<float*>(dst);
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const float wavelen = 2 * 3.14159265f * std::pow(base, 2.0f * i / hd);
+        if (wavelen < kOrigCtx / kHigh) {
+          f[i] = 1;
+        } else if (wavelen > kOrigCtx / kLow) {
+          f[i] = kFactor;
+        } else {
+          const float smooth = (kOrigCtx / wavelen - kLow) / (kHigh - kLow);
+          f[i] = 1 / ((1 - smooth) / kFactor + smooth);
+        }
+      }
+    });
+  }
   add_vector("output_norm.weight", c.dim, 1.0f, 0.1f);
   if (!c.tied_embeddings) add_matrix("output.weight", c.n_vocab, c.dim, 4.0f * s_in, c.type);
   for (int64_t l = 0; l < c.n_layers; ++l) {

@@ -25,6 +25,9 @@ struct SynthConfig {
   int64_t n_ctx = 2048;
   DType type = DType::kF32;  // type of the 2-D weights (norms and biases stay f32)
   bool tied_embeddings = false;
+  // Llama 3.1-style rope scaling: a "rope_freqs.weight" tensor of per-frequency divisors
+  // (factor 8, low/high frequency factors 1 and 4, original context 8192).
+  bool llama3_rope = false;
   uint64_t seed = 1;
 };
 

@@ -57,8 +57,9 @@ struct Naive {
   // Rotates one head in place at position pos.
   void rope(double* h, int64_t pos) const {
     const int64_t half = hp.n_rot / 2;
+    const Vec factors = has("rope_freqs.weight") ? vec("rope_freqs.weight") : Vec(half, 1.0);
     for (int64_t i = 0; i < half; ++i) {
-      const double theta = pos * std::pow(double(hp.rope_base), -2.0 * i / hp.n_rot);
+      const double theta = pos * std::pow(double(hp.rope_base), -2.0 * i / hp.n_rot) / factors[i];
       const int64_t a = hp.rope_style == kernels::RopeStyle::kNeox ? i : 2 * i;
       const int64_t b = hp.rope_style == kernels::RopeStyle::kNeox ? i + half : 2 * i + 1;
       const double x0 = h[a], x1 = h[b];
@@ -149,6 +150,7 @@ struct Case {
   DType type;
   bool tied;
   int64_t head_dim;
+  bool llama3_rope = false;
 };
 
 class NaiveForwardTest : public ::testing::TestWithParam<Case> {};
@@ -167,6 +169,7 @@ TEST_P(NaiveForwardTest, LogitsMatchNaiveDoublePrecision) {
   sc.n_vocab = 320;
   sc.type = c.type;
   sc.tied_embeddings = c.tied;
+  sc.llama3_rope = c.llama3_rope;
   ASSERT_TRUE(model::write_synthetic_model(sc, dir.file("m.gguf")).is_ok());
   auto file = format::GgufFile::open(dir.file("m.gguf"));
   ASSERT_TRUE(file.is_ok()) << file.status().message();
@@ -205,11 +208,13 @@ TEST_P(NaiveForwardTest, LogitsMatchNaiveDoublePrecision) {
 INSTANTIATE_TEST_SUITE_P(
     Archs, NaiveForwardTest,
     ::testing::Values(Case{"llama", DType::kF32, false, 0}, Case{"llama", DType::kF32, true, 0},
+                      Case{"llama", DType::kF32, false, 32, true},
                       Case{"llama", DType::kF16, false, 0}, Case{"qwen2", DType::kF32, false, 0},
                       Case{"qwen3", DType::kF32, false, 16}, Case{"qwen3", DType::kBF16, true, 8}),
     [](const ::testing::TestParamInfo<Case>& p) {
       return std::string(p.param.arch) + "_" + std::string(dtype_name(p.param.type)) +
-             (p.param.tied ? "_tied" : "") + "_hd" + std::to_string(p.param.head_dim);
+             (p.param.tied ? "_tied" : "") + "_hd" + std::to_string(p.param.head_dim) +
+             (p.param.llama3_rope ? "_rope_freqs" : "");
     });
 
 }  // namespace
