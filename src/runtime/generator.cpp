@@ -8,21 +8,19 @@ namespace cohort::runtime {
 
 Status Generator::prefill(const std::vector<int32_t>& tokens, std::vector<float>* all_logits) {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  const int64_t n_vocab = model_.hparams().n_vocab;
+  const int64_t n_vocab = stepper_.n_vocab();
   if (n == 0) return Status::invalid_argument("generate: empty prompt");
-  if (n > kv_.n_ctx()) {
+  if (n > stepper_.n_ctx()) {
     return Status::out_of_range("generate: prompt of " + std::to_string(n) +
-                                " tokens exceeds the context of " + std::to_string(kv_.n_ctx()));
+                                " tokens exceeds the context of " +
+                                std::to_string(stepper_.n_ctx()));
   }
-  logits_.resize(n_vocab * (all_logits ? model_.max_batch() : 1));
+  logits_.resize(n_vocab);
   if (all_logits) all_logits->resize(n * n_vocab);
-  for (int64_t p = 0; p < n; p += model_.max_batch()) {
-    const int64_t len = std::min(model_.max_batch(), n - p);
-    model::ForwardIo io;
-    io.tokens = tokens.data() + p;
-    io.logits = all_logits ? all_logits->data() + p * n_vocab : logits_.data();
-    io.all_logits = all_logits != nullptr;
-    COHORT_RETURN_IF_ERROR(model_.forward(len, p, kv_, io));
+  for (int64_t p = 0; p < n; p += stepper_.max_batch()) {
+    const int64_t len = std::min(stepper_.max_batch(), n - p);
+    float* out = all_logits ? all_logits->data() + p * n_vocab : logits_.data();
+    COHORT_RETURN_IF_ERROR(stepper_.step(tokens.data() + p, len, p, all_logits != nullptr, out));
   }
   if (all_logits) std::copy(all_logits->end() - n_vocab, all_logits->end(), logits_.begin());
   return Status::ok();
@@ -53,11 +51,8 @@ Status Generator::generate(const std::vector<int32_t>& prompt, int64_t n_predict
       st.stopped_at_eog = true;
       break;
     }
-    if (!keep_going || i + 1 == n_predict || pos >= kv_.n_ctx()) break;
-    model::ForwardIo io;
-    io.tokens = &next;
-    io.logits = logits_.data();
-    COHORT_RETURN_IF_ERROR(model_.forward(1, pos, kv_, io));
+    if (!keep_going || i + 1 == n_predict || pos >= stepper_.n_ctx()) break;
+    COHORT_RETURN_IF_ERROR(stepper_.step(&next, 1, pos, false, logits_.data()));
     ++pos;
   }
   st.generate_s = now_s() - t1;

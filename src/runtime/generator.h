@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/status.h"
-#include "model/kv_cache.h"
-#include "model/transformer.h"
+#include "runtime/stepper.h"
 #include "text/sampler.h"
 
 namespace cohort::runtime {
@@ -25,8 +25,13 @@ struct GenerateStats {
 class Generator {
  public:
   // eog(id) says whether a token ends generation (the tokenizer's EOS/EOT).
+  Generator(Stepper& stepper, std::function<bool(int32_t)> eog)
+      : stepper_(stepper), eog_(std::move(eog)) {}
+  // The whole model on this node.
   Generator(model::Transformer& model, model::KvCache& kv, std::function<bool(int32_t)> eog)
-      : model_(model), kv_(kv), eog_(std::move(eog)) {}
+      : local_(std::make_unique<LocalStepper>(model, kv)),
+        stepper_(*local_),
+        eog_(std::move(eog)) {}
 
   // Feeds prompt (at position 0; the cache is overwritten), then samples up to n_predict
   // tokens, calling on_token(id) for each; on_token returning false stops early. Stops at an
@@ -40,8 +45,8 @@ class Generator {
  private:
   Status prefill(const std::vector<int32_t>& tokens, std::vector<float>* all_logits);
 
-  model::Transformer& model_;
-  model::KvCache& kv_;
+  std::unique_ptr<LocalStepper> local_;
+  Stepper& stepper_;
   std::function<bool(int32_t)> eog_;
   std::vector<float> logits_;
 };

@@ -1,0 +1,122 @@
+#include "cluster/planner.h"
+
+#include <gtest/gtest.h>
+
+namespace cohort::cluster {
+namespace {
+
+ModelDesc toy(int64_t layers = 8, int64_t heads = 8, int64_t kv = 4, int64_t ffn = 256) {
+  ModelDesc d;
+  d.hp.n_layers = layers;
+  d.hp.n_heads = heads;
+  d.hp.n_kv_heads = kv;
+  d.hp.head_dim = 16;
+  d.hp.dim = heads * 16;
+  d.hp.ffn_dim = ffn;
+  d.hp.n_vocab = 1000;
+  d.layer_bytes = 1 << 20;
+  d.embed_bytes = 1 << 20;
+  d.output_bytes = 1 << 20;
+  d.kv_bytes_per_token_per_layer = 2 * kv * 16 * 2;
+  return d;
+}
+
+std::vector<NodeDesc> nodes(int n, uint64_t mem = 1ull << 30) {
+  return std::vector<NodeDesc>(n, NodeDesc{"n", mem, 1.0});
+}
+
+TEST(SplitRange, ProportionalAlignedNonEmpty) {
+  auto r = split_range(10, 1, {1, 1, 1});
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->front().first, 0);
+  EXPECT_EQ(r->back().second, 10);
+  for (auto [b, e] : *r) EXPECT_GE(e - b, 3);
+  auto a = split_range(256, 32, {3, 1});
+  ASSERT_TRUE(a.is_ok());
+  using Range = std::pair<int64_t, int64_t>;
+  EXPECT_EQ((*a)[0], Range(0, 192));
+  EXPECT_EQ((*a)[1], Range(192, 256));
+  EXPECT_FALSE(split_range(64, 32, {1, 1, 1}).is_ok());  // 2 units for 3 parts
+}
+
+TEST(Planner, TensorSplitsHeadsOnGroupsAndCoversEverything) {
+  PlanOptions o;
+  o.mode = ParallelMode::kTensor;
+  auto p = plan_placement(nodes(3), LinkMatrix::uniform(3, 10, 1e9), toy(), o);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  ASSERT_EQ(p->ranks.size(), 3u);
+  EXPECT_EQ(p->n_stages(), 1);
+  int64_t heads = 0, ffn = 0;
+  for (const RankPlan& r : p->ranks) {
+    EXPECT_EQ(r.shard.head_begin % 2, 0);  // GQA groups of 2
+    EXPECT_TRUE(r.shard.embeds && r.shard.outputs);
+    EXPECT_EQ(r.shard.n_layers(), 8);
+    heads += r.shard.n_heads();
+    ffn += r.shard.n_ffn();
+  }
+  EXPECT_EQ(heads, 8);
+  EXPECT_EQ(ffn, 256);
+}
+
+TEST(Planner, MoreRanksThanKvHeadsReplicatesKv) {
+  PlanOptions o;
+  o.mode = ParallelMode::kTensor;
+  auto p = plan_placement(nodes(4), LinkMatrix::uniform(4, 10, 1e9), toy(8, 8, 2), o);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  for (const RankPlan& r : p->ranks) EXPECT_EQ(r.shard.n_heads(), 2);
+}
+
+TEST(Planner, PipelineStagesAreContiguousAndSizedByMemory) {
+  PlanOptions o;
+  o.mode = ParallelMode::kPipeline;
+  auto ns = nodes(2);
+  ns[1].free_bytes = 3 * ns[0].free_bytes;
+  auto p = plan_placement(ns, LinkMatrix::uniform(2, 10, 1e9), toy(8), o);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->ranks[0].shard.layer_begin, 0);
+  EXPECT_EQ(p->ranks[0].shard.layer_end, p->ranks[1].shard.layer_begin);
+  EXPECT_EQ(p->ranks[1].shard.layer_end, 8);
+  EXPECT_LT(p->ranks[0].shard.n_layers(), p->ranks[1].shard.n_layers());
+  EXPECT_TRUE(p->ranks[0].shard.embeds && !p->ranks[0].shard.outputs);
+  EXPECT_TRUE(!p->ranks[1].shard.embeds && p->ranks[1].shard.outputs);
+}
+
+TEST(Planner, HybridTwoByTwo) {
+  PlanOptions o;
+  o.mode = ParallelMode::kHybrid;
+  auto p = plan_placement(nodes(4), LinkMatrix::uniform(4, 10, 1e9), toy(), o);
+  ASSERT_TRUE(p.is_ok());
+  ASSERT_EQ(p->n_stages(), 2);
+  EXPECT_EQ(p->stage_ranks[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(p->stage_ranks[1], (std::vector<int>{2, 3}));
+}
+
+TEST(Planner, AutoPicksTensorOnFastLinksAndPipelineOnSlowOnes) {
+  PlanOptions o;
+  o.compute_s_per_token = 0.050;  // 50 ms of compute per token on one node
+  auto fast = plan_placement(nodes(2), LinkMatrix::uniform(2, 3, 1e10), toy(80), o);
+  ASSERT_TRUE(fast.is_ok());
+  EXPECT_EQ(fast->mode, ParallelMode::kTensor) << fast->why;
+  // 160 all-reduces x 300 us = 48 ms of waiting: more than the 25 ms tensor parallelism saves.
+  auto slow = plan_placement(nodes(2), LinkMatrix::uniform(2, 300, 1e9), toy(80), o);
+  ASSERT_TRUE(slow.is_ok());
+  EXPECT_EQ(slow->mode, ParallelMode::kPipeline) << slow->why;
+  EXPECT_NE(slow->why.find("ms/token"), std::string::npos);
+}
+
+TEST(Planner, RefusesWhatDoesNotFitOrCannotSplit) {
+  PlanOptions o;
+  o.mode = ParallelMode::kPipeline;
+  EXPECT_EQ(
+      plan_placement(nodes(2, 1 << 20), LinkMatrix::uniform(2, 1, 1e9), toy(), o).status().code(),
+      StatusCode::kOutOfRange);
+  o.mode = ParallelMode::kTensor;
+  ModelDesc d = toy();
+  d.head_align = 8;  // e.g. q4_K attn_output with head_dim 32: 8 heads per block boundary
+  EXPECT_FALSE(plan_placement(nodes(2), LinkMatrix::uniform(2, 1, 1e9), d, o).is_ok());
+  o.mode = ParallelMode::kPipeline;
+  EXPECT_FALSE(plan_placement(nodes(9), LinkMatrix::uniform(9, 1, 1e9), toy(8), o).is_ok());
+}
+
+}  // namespace
+}  // namespace cohort::cluster
