@@ -13,5 +13,10 @@ using Runner = std::function<int()>;
 void add_run_command(CLI::App& app, Runner* run);
 void add_inspect_command(CLI::App& app, Runner* run);
 void add_synth_command(CLI::App& app, Runner* run);
+void add_template_command(CLI::App& app, Runner* run);
+void add_worker_command(CLI::App& app, Runner* run);
+void add_key_command(CLI::App& app, Runner* run);
+void add_serve_command(CLI::App& app, Runner* run);
+void add_tokenize_command(CLI::App& app, Runner* run);
 
 }  // namespace cohort::cli

@@ -10,6 +10,11 @@ int main(int argc, char** argv) {
   cohort::cli::add_run_command(app, &run);
   cohort::cli::add_inspect_command(app, &run);
   cohort::cli::add_synth_command(app, &run);
+  cohort::cli::add_template_command(app, &run);
+  cohort::cli::add_worker_command(app, &run);
+  cohort::cli::add_key_command(app, &run);
+  cohort::cli::add_serve_command(app, &run);
+  cohort::cli::add_tokenize_command(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -57,7 +57,7 @@ class InProcessCommunicator final : public Communicator {
       return Status::corrupt("in-process: rank " + std::to_string(rank_) + " expected " +
                              std::to_string(bytes) + " bytes, got " + std::to_string(msg.size()));
     }
-    std::memcpy(data, msg.data(), bytes);
+    if (bytes > 0) std::memcpy(data, msg.data(), bytes);
     return Status::ok();
   }
 
@@ -74,6 +74,7 @@ class InProcessCommunicator final : public Communicator {
 
   Status all_gather(const void* in, void* out, size_t bytes, int64_t timeout_ms) override {
     return collective(in, bytes, timeout_ms, [&](const Shared& s) {
+      if (bytes == 0) return;  // empty slots have no data pointer to copy from
       for (int r = 0; r < s.size; ++r)
         std::memcpy(static_cast<uint8_t*>(out) + r * bytes, s.slots[r].data(), bytes);
     });
@@ -82,7 +83,7 @@ class InProcessCommunicator final : public Communicator {
   Status broadcast(void* data, size_t bytes, int root, int64_t timeout_ms) override {
     if (root < 0 || root >= s_->size) return bad_peer(root);
     return collective(data, bytes, timeout_ms, [&](const Shared& s) {
-      if (rank_ != root) std::memcpy(data, s.slots[root].data(), bytes);
+      if (rank_ != root && bytes > 0) std::memcpy(data, s.slots[root].data(), bytes);
     });
   }
 
@@ -103,7 +104,11 @@ class InProcessCommunicator final : public Communicator {
     std::unique_lock<std::mutex> lock(s.mu);
     if (!s.cv.wait_until(lock, deadline, [&] { return s.leaving == 0; })) return timed_out();
     const auto* p = static_cast<const uint8_t*>(data);
-    s.slots[rank_].assign(p, p + bytes);
+    if (bytes > 0) {
+      s.slots[rank_].assign(p, p + bytes);
+    } else {
+      s.slots[rank_].clear();
+    }
     const uint64_t gen = s.generation;
     if (++s.arrived == s.size) {
       s.arrived = 0;

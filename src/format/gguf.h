@@ -112,6 +112,8 @@ class GgufFile {
   uint64_t file_bytes() const { return size_; }
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }
+  // The whole file image (header, metadata, tensor directory, data).
+  const uint8_t* raw_bytes() const { return data_; }
 
   const std::vector<GgufKeyValue>& metadata() const { return kv_; }
   const GgufValue* find(std::string_view key) const;

@@ -39,6 +39,10 @@ class Generator {
   Status generate(const std::vector<int32_t>& prompt, int64_t n_predict, text::Sampler& sampler,
                   const std::function<bool(int32_t)>& on_token, GenerateStats* stats);
 
+  // During on_token: the logits the token was sampled from (after the sampler's in-place
+  // adjustments; untouched by greedy sampling without penalties).
+  const std::vector<float>& last_logits() const { return logits_; }
+
   // Teacher forcing: logits for every position of tokens ([n][n_vocab]), for evaluation.
   Status score(const std::vector<int32_t>& tokens, std::vector<float>* logits);
 

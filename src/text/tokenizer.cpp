@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "text/bpe_tokenizer.h"
 #include "text/spm_tokenizer.h"
 #include "text/utf8.h"
 
@@ -14,6 +15,7 @@ namespace {
 constexpr std::string_view kTokensKey = "tokenizer.ggml.tokens";
 constexpr std::string_view kScoresKey = "tokenizer.ggml.scores";
 constexpr std::string_view kTypesKey = "tokenizer.ggml.token_type";
+constexpr std::string_view kMergesKey = "tokenizer.ggml.merges";
 
 // An optional token id key. Absent keeps *id; -1 / 0xFFFFFFFF mean "none" (converters write
 // them for unset ids); any other value outside [0, n_vocab) is an error.
@@ -51,11 +53,9 @@ Status read_flag(const format::GgufFile& file, std::string_view key, bool* flag)
   return Status::ok();
 }
 
-Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
+// tokenizer.ggml.tokens: a non-empty array of strings that int32 ids can index.
+Status read_tokens(const format::GgufFile& file, std::vector<std::string>* pieces) {
   const std::string where = "tokenizer: " + file.name() + ": ";
-  SpmVocab v;
-  v.name = file.name();
-
   const format::GgufValue* tokens_v = file.find(kTokensKey);
   if (tokens_v == nullptr) return Status::not_found(where + "no " + std::string(kTokensKey));
   const format::GgufArray* tokens = tokens_v->as_array();
@@ -68,8 +68,40 @@ Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
   if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
     return Status::corrupt(where + "too many tokens (" + std::to_string(n) + ")");
   }
-  v.pieces.reserve(n);
-  for (std::string_view s : tokens->strings) v.pieces.emplace_back(s);
+  pieces->reserve(n);
+  for (std::string_view s : tokens->strings) pieces->emplace_back(s);
+  return Status::ok();
+}
+
+// tokenizer.ggml.token_type (optional): one type (0..6) per token.
+Status read_types(const format::GgufFile& file, uint64_t n, std::vector<TokenType>* types) {
+  const format::GgufValue* tv = file.find(kTypesKey);
+  if (tv == nullptr) return Status::ok();
+  const std::string where = "tokenizer: " + file.name() + ": ";
+  const format::GgufArray* a = tv->as_array();
+  if (a == nullptr) return Status::corrupt(where + std::string(kTypesKey) + " is not an array");
+  if (a->count != n) {
+    return Status::corrupt(where + std::string(kTypesKey) + " has " + std::to_string(a->count) +
+                           " entries for " + std::to_string(n) + " tokens");
+  }
+  types->resize(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const std::optional<int64_t> t = a->int_at(i);
+    if (!t || *t < 0 || *t > static_cast<int64_t>(TokenType::kByte)) {
+      return Status::corrupt(where + std::string(kTypesKey) + "[" + std::to_string(i) +
+                             "] is not a token type (0..6)");
+    }
+    (*types)[i] = static_cast<TokenType>(*t);
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
+  const std::string where = "tokenizer: " + file.name() + ": ";
+  SpmVocab v;
+  v.name = file.name();
+  COHORT_RETURN_IF_ERROR(read_tokens(file, &v.pieces));
+  const uint64_t n = v.pieces.size();
 
   if (const format::GgufValue* sv = file.find(kScoresKey); sv != nullptr) {
     const format::GgufArray* a = sv->as_array();
@@ -87,23 +119,7 @@ Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
       v.scores[i] = static_cast<float>(*f);
     }
   }
-  if (const format::GgufValue* tv = file.find(kTypesKey); tv != nullptr) {
-    const format::GgufArray* a = tv->as_array();
-    if (a == nullptr) return Status::corrupt(where + std::string(kTypesKey) + " is not an array");
-    if (a->count != n) {
-      return Status::corrupt(where + std::string(kTypesKey) + " has " + std::to_string(a->count) +
-                             " entries for " + std::to_string(n) + " tokens");
-    }
-    v.types.resize(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      const std::optional<int64_t> t = a->int_at(i);
-      if (!t || *t < 0 || *t > static_cast<int64_t>(TokenType::kByte)) {
-        return Status::corrupt(where + std::string(kTypesKey) + "[" + std::to_string(i) +
-                               "] is not a token type (0..6)");
-      }
-      v.types[i] = static_cast<TokenType>(*t);
-    }
-  }
+  COHORT_RETURN_IF_ERROR(read_types(file, n, &v.types));
 
   // llama.cpp's defaults for SentencePiece vocabularies: <unk>=0, <s>=1, </s>=2.
   const auto nv = static_cast<int64_t>(n);
@@ -130,6 +146,47 @@ Result<std::unique_ptr<Tokenizer>> spm_from_gguf(const format::GgufFile& file) {
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
+// Byte-level BPE ("gpt2"): tokens, types, merges, tokenizer.ggml.pre and the special ids.
+// Unlike SentencePiece vocabularies there are no default ids: absent means none.
+Result<std::unique_ptr<Tokenizer>> bpe_from_gguf(const format::GgufFile& file) {
+  const std::string where = "tokenizer: " + file.name() + ": ";
+  BpeVocab v;
+  v.name = file.name();
+  COHORT_RETURN_IF_ERROR(read_tokens(file, &v.pieces));
+  const auto nv = static_cast<int64_t>(v.pieces.size());
+  COHORT_RETURN_IF_ERROR(read_types(file, v.pieces.size(), &v.types));
+
+  const format::GgufValue* mv = file.find(kMergesKey);
+  if (mv == nullptr) return Status::not_found(where + "no " + std::string(kMergesKey));
+  const format::GgufArray* merges = mv->as_array();
+  if (merges == nullptr || merges->elem_type != format::GgufType::kString ||
+      merges->strings.size() != merges->count) {
+    return Status::corrupt(where + std::string(kMergesKey) + " is not an array of strings");
+  }
+  v.merges.reserve(merges->strings.size());
+  for (std::string_view s : merges->strings) v.merges.emplace_back(s);
+
+  if (const format::GgufValue* pv = file.find("tokenizer.ggml.pre"); pv != nullptr) {
+    const std::optional<std::string_view> pre = pv->as_string();
+    if (!pre) return Status::corrupt(where + "tokenizer.ggml.pre is not a string");
+    v.pre = std::string(*pre);
+  }
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.bos_token_id", nv, &v.bos_id));
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.eos_token_id", nv, &v.eos_id));
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.unknown_token_id", nv, &v.unk_id));
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.eot_token_id", nv, &v.eot_id));
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.eom_token_id", nv, &v.eom_id));
+  COHORT_RETURN_IF_ERROR(read_token_id(file, "tokenizer.ggml.padding_token_id", nv, &v.pad_id));
+  if (file.find("tokenizer.ggml.add_bos_token") != nullptr) {
+    bool add_bos = false;
+    COHORT_RETURN_IF_ERROR(read_flag(file, "tokenizer.ggml.add_bos_token", &add_bos));
+    v.add_bos = add_bos ? 1 : 0;
+  }
+  COHORT_RETURN_IF_ERROR(read_flag(file, "tokenizer.ggml.add_eos_token", &v.add_eos));
+
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(v)));
+  return std::unique_ptr<Tokenizer>(std::move(tok));
+}
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const format::GgufFile& file) {
@@ -142,10 +199,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const format::GgufFile& 
     return Status::corrupt("tokenizer: " + file.name() + ": tokenizer.ggml.model is not a string");
   }
   if (*model == "llama") return spm_from_gguf(file);
-  if (*model == "gpt2") {
-    return Status::unsupported("tokenizer: " + file.name() +
-                               ": byte-level BPE ('gpt2') is not supported yet");
-  }
+  if (*model == "gpt2") return bpe_from_gguf(file);
   return Status::unsupported("tokenizer: " + file.name() + ": tokenizer model '" +
                              std::string(*model) + "' is not supported");
 }

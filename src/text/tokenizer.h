@@ -1,6 +1,6 @@
-// Tokenizers built from a GGUF's tokenizer.ggml.* metadata. This issue's scope is the
-// SentencePiece-style ("llama") vocabulary: score-ordered merges, byte fallback, the dummy
-// prefix. Byte-level BPE ("gpt2") returns kUnsupported until the text issue lands it.
+// Tokenizers built from a GGUF's tokenizer.ggml.* metadata: SentencePiece-style ("llama":
+// score-ordered merges, byte fallback, the dummy prefix; text/spm_tokenizer.h) and byte-level
+// BPE ("gpt2": ranked merges after a per-family PCRE2 pre-split; text/bpe_tokenizer.h).
 //
 // Thread-safety: a Tokenizer is immutable after construction; share it freely.
 #pragma once

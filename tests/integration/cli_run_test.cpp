@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "support/shared_data.h"
 #include "support/reference_cases.h"
+#include "support/shared_data.h"
 #include "support/subprocess.h"
 
 namespace cohort {

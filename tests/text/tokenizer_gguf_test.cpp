@@ -4,8 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,19 +11,13 @@
 #include "format/gguf_writer.h"
 #include "support/reference_cases.h"
 #include "support/shared_data.h"
+#include "support/vocab_vectors.h"
 #include "text/tokenizer.h"
 
 namespace cohort::text {
 namespace {
 
 const std::string kData = testing::kSharedData;
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // Skips (with the reason) when the data file is absent; failing to open it is a failure.
 #define COHORT_OPEN_GGUF_OR_SKIP(var, path)                                       \
@@ -34,14 +26,6 @@ std::string read_text(const std::string& path) {
   ASSERT_TRUE(var##_result.is_ok()) << var##_result.status().message();           \
   const format::GgufFile& var = var##_result.value()
 
-std::vector<int32_t> parse_ids(const std::string& line) {
-  std::vector<int32_t> ids;
-  std::istringstream in(line);
-  int64_t x;
-  while (in >> x) ids.push_back(static_cast<int32_t>(x));
-  return ids;
-}
-
 void check_vocab_vectors(const std::string& vocab) {
   const std::string base = kData + "/vocab/" + vocab;
   COHORT_OPEN_GGUF_OR_SKIP(file, base);
@@ -49,26 +33,16 @@ void check_vocab_vectors(const std::string& vocab) {
   ASSERT_TRUE(tok.is_ok()) << tok.status().message();
   EXPECT_EQ((*tok)->kind(), "llama");
 
-  // Split exactly as llama.cpp's test-tokenizer-0 does; the file ends with the separator.
-  const std::string inp = read_text(base + ".inp");
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> cases;
-  for (size_t pos = 0;;) {
-    const size_t at = inp.find(sep, pos);
-    if (at == std::string::npos) break;
-    cases.push_back(inp.substr(pos, at - pos));
-    pos = at + sep.size();
-  }
-  std::istringstream out(read_text(base + ".out"));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(out, line);) lines.push_back(line);
+  testing::VocabVectors vectors;
+  std::string error;
+  ASSERT_TRUE(testing::load_vocab_vectors(base, &vectors, &error)) << error;
+  const std::vector<std::string>& cases = vectors.texts;
   ASSERT_EQ(cases.size(), 46u);
-  ASSERT_EQ(lines.size(), cases.size());
 
   int passed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::vector<int32_t> got = (*tok)->encode(cases[i], false, false);
-    const std::vector<int32_t> want = parse_ids(lines[i]);
+    const std::vector<int32_t>& want = vectors.ids[i];
     EXPECT_EQ(got, want) << vocab << " case " << i << ": '" << cases[i] << "'";
     passed += got == want;
     // SentencePiece round trip: the pieces give back the text behind the dummy prefix.
@@ -138,15 +112,13 @@ TEST(TokenizerGguf, Stories260KMatchesReference) {
   }
 }
 
-TEST(TokenizerGguf, ByteLevelBpeIsUnsupported) {
+TEST(TokenizerGguf, ByteLevelBpeLoads) {  // the vectors are in bpe_tokenizer_test.cpp
   const std::string path = kData + "/vocab/ggml-vocab-gpt-2.gguf";
   COHORT_OPEN_GGUF_OR_SKIP(file, path);
   auto tok = Tokenizer::from_gguf(file);
-  ASSERT_FALSE(tok.is_ok());
-  EXPECT_EQ(tok.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(tok.status().message().find("byte-level BPE ('gpt2') is not supported yet"),
-            std::string::npos)
-      << tok.status().message();
+  ASSERT_TRUE(tok.is_ok()) << tok.status().message();
+  EXPECT_EQ((*tok)->kind(), "gpt2");
+  EXPECT_EQ((*tok)->n_vocab(), 50257);
 }
 
 // A small valid SPM vocabulary, which each error test then breaks in one way.

@@ -1,0 +1,128 @@
+// cohort serve: the head. Loads the model on this node or across the cluster and answers
+// HTTP (OpenAI-style /v1/completions, /health, /v1/models, /v1/cluster/status) until
+// SIGINT/SIGTERM. `cohort cluster status` asks a running head for its nodes and placement.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "api/http_server.h"
+#include "api/openai_routes.h"
+#include "cli/commands.h"
+#include "cli/model_session.h"
+#include "net/frame.h"
+#include "net/socket.h"
+#include "runtime/generation_engine.h"
+
+namespace cohort::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_serve_signal(int) { g_stop.store(true); }
+
+struct ServeConfig {
+  ModelFlags model;
+  std::string host = "127.0.0.1";
+  int port = 52415;
+  std::string api_key;
+  std::string name;  // the model id clients use (default: file name)
+};
+
+int serve(const ServeConfig& cfg) {
+  std::signal(SIGINT, on_serve_signal);
+  std::signal(SIGTERM, on_serve_signal);
+  auto session = open_model_session(cfg.model);
+  if (!session.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", session.status().message().c_str());
+    return 1;
+  }
+  ModelSession& ms = **session;
+  std::string name = cfg.name;
+  if (name.empty()) {
+    name = cfg.model.model_path.substr(cfg.model.model_path.find_last_of('/') + 1);
+  }
+  runtime::GenerationEngine engine(name, *ms.stepper, *ms.tokenizer);
+  api::Router router;
+  api::add_openai_routes(router, engine);
+  const std::string status = ms.cluster ? ms.cluster->status_report() : "one node: no workers\n";
+  router.add("GET", "/v1/cluster/status", [status](const api::HttpRequest&) {
+    api::HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = status;
+    return r;
+  });
+  api::ServerOptions so;
+  so.host = cfg.host;
+  so.port = static_cast<uint16_t>(cfg.port);
+  so.api_key = cfg.api_key;
+  auto server = api::HttpServer::start(so, std::move(router));
+  if (!server.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", server.status().message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "serve: %s on http://%s:%u (Ctrl-C to stop)\n", name.c_str(),
+               cfg.host.c_str(), (*server)->port());
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::fprintf(stderr, "serve: stopping\n");
+  (*server)->stop();
+  return 0;
+}
+
+// A plain HTTP/1.1 GET over net::Socket: enough for `cluster status` without a client library.
+int cluster_status(const std::string& head) {
+  auto hp = net::parse_host_port(head);
+  if (!hp.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", hp.status().message().c_str());
+    return 2;
+  }
+  auto s = net::Socket::connect(*hp, 5000);
+  if (!s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.status().message().c_str());
+    return 1;
+  }
+  const std::string req =
+      "GET /v1/cluster/status HTTP/1.1\r\nHost: " + head + "\r\nConnection: close\r\n\r\n";
+  if (!s->write_all(req.data(), req.size(), 5000).is_ok()) return 1;
+  std::string resp;
+  char buf[4096];
+  for (;;) {
+    size_t got = 0;
+    Status st = s->read_exact_counted(buf, sizeof(buf), 5000, &got);
+    resp.append(buf, got);
+    if (!st.is_ok()) break;  // the server closed the connection: the response is complete
+  }
+  const size_t body = resp.find("\r\n\r\n");
+  if (resp.rfind("HTTP/1.1 200", 0) != 0 || body == std::string::npos) {
+    std::fprintf(stderr, "error: %s answered: %s\n", head.c_str(),
+                 resp.substr(0, resp.find('\r')).c_str());
+    return 1;
+  }
+  std::fwrite(resp.data() + body + 4, 1, resp.size() - body - 4, stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, Runner* runner) {
+  auto cfg = std::make_shared<ServeConfig>();
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve a model over HTTP (on this node or a cluster)");
+  add_model_flags(cmd, &cfg->model);
+  cmd->add_option("--host", cfg->host, "HTTP address (loopback unless told)");
+  cmd->add_option("--port", cfg->port, "HTTP port")->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", cfg->api_key, "Require this API key (Bearer or x-api-key)");
+  cmd->add_option("--name", cfg->name, "Model id for clients (default: the file name)");
+  cmd->callback([cfg, runner] { *runner = [cfg] { return serve(*cfg); }; });
+
+  auto head = std::make_shared<std::string>("127.0.0.1:52415");
+  CLI::App* cl = app.add_subcommand("cluster", "Ask a running head about its cluster");
+  cl->require_subcommand(1);
+  CLI::App* st = cl->add_subcommand("status", "Nodes, links, placement and why it was chosen");
+  st->add_option("--head", *head, "The head's HTTP address");
+  st->callback([head, runner] { *runner = [head] { return cluster_status(*head); }; });
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,105 @@
+#include "cli/model_session.h"
+
+#include "cli/model_source.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "kernels/kernels.h"
+
+namespace cohort::cli {
+namespace {
+
+// "auto" -> discover; "h:p,h:p" -> that list.
+Result<runtime::ClusterOptions> cluster_options(const ModelFlags& f, int64_t n_ctx, DType kv_type) {
+  runtime::ClusterOptions o;
+  o.model_path = f.model_path;
+  if (f.workers != "auto") {
+    size_t at = 0;
+    for (;;) {
+      const size_t comma = f.workers.find(',', at);
+      const std::string item =
+          f.workers.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (!item.empty()) {
+        COHORT_ASSIGN_OR_RETURN(net::HostPort hp, net::parse_host_port(item));
+        o.workers.push_back(hp);
+      }
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  COHORT_ASSIGN_OR_RETURN(o.plan.mode, cluster::parse_parallel_mode(f.parallel));
+  if (f.key_file.empty()) {
+    return Status::invalid_argument(
+        "cluster: --workers needs --key-file (make one with `cohort key new > cluster.key`)");
+  }
+  COHORT_ASSIGN_OR_RETURN(o.key, net::load_key_file(f.key_file));
+  o.transport = f.transport;
+  o.link_delay_us = f.link_delay_us;
+  o.threads = f.threads;
+  o.n_ctx = n_ctx;
+  o.max_batch = f.batch;
+  o.kv_type = kv_type;
+  o.bind_host = f.bind_host;
+  return o;
+}
+
+}  // namespace
+
+void add_model_flags(CLI::App* cmd, ModelFlags* f) {
+  cmd->add_option("-m,--model", f->model_path, "GGUF file or llama2.c checkpoint")->required();
+  cmd->add_option("--tokenizer", f->tokenizer_path,
+                  "llama2.c tokenizer file (for .bin checkpoints)");
+  cmd->add_option("-t,--threads", f->threads, "Compute threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("-c,--ctx", f->ctx, "Context length cap (default: min(trained, 4096))")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--kv-type", f->kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+  cmd->add_option("-b,--batch", f->batch, "Prompt tokens per forward step")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--workers", f->workers, "Run on a cluster: 'auto' (discover) or host:port,...");
+  cmd->add_option("--parallel", f->parallel, "auto | pipeline | tensor | hybrid")
+      ->check(CLI::IsMember({"auto", "pipeline", "tensor", "hybrid"}));
+  cmd->add_option("--transport", f->transport, "Data plane: tcp | shm (ranks on one host)")
+      ->check(CLI::IsMember({"tcp", "shm"}));
+  cmd->add_option("--key-file", f->key_file, "Cluster key file (from `cohort key new`)");
+  cmd->add_option("--link-delay-us", f->link_delay_us,
+                  "Extra one-way latency per message (experiments)")
+      ->check(CLI::Range(0, 10'000'000));
+  cmd->add_option("--bind", f->bind_host, "The head's data-plane address");
+}
+
+Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
+  const double t0 = now_s();
+  auto ms = std::make_unique<ModelSession>();
+  COHORT_ASSIGN_OR_RETURN(format::GgufFile file, open_model(f.model_path, f.tokenizer_path));
+  ms->file = std::make_unique<format::GgufFile>(std::move(file));
+  COHORT_ASSIGN_OR_RETURN(ms->tokenizer, text::Tokenizer::from_gguf(*ms->file));
+  COHORT_ASSIGN_OR_RETURN(ms->hparams, model::HParams::from_gguf(*ms->file));
+  // Context: the model's trained length, capped at 4096 unless -c asks for more or less.
+  ms->n_ctx = std::min<int64_t>(ms->hparams.n_ctx_train, 4096);
+  if (f.ctx > 0) ms->n_ctx = std::min<int64_t>(f.ctx, ms->hparams.n_ctx_train);
+  const DType kv_type = f.kv_type == "f32" ? DType::kF32 : DType::kF16;
+  if (!f.workers.empty()) {
+    COHORT_ASSIGN_OR_RETURN(runtime::ClusterOptions opts, cluster_options(f, ms->n_ctx, kv_type));
+    COHORT_ASSIGN_OR_RETURN(ms->cluster, runtime::ClusterSession::start(opts, *ms->file));
+    std::fprintf(stderr, "%s", ms->cluster->status_report().c_str());
+    ms->stepper = &ms->cluster->stepper();
+  } else {
+    ms->pool = std::make_unique<ThreadPool>(f.threads);
+    ms->local_comm = comm::make_local_communicator();
+    COHORT_ASSIGN_OR_RETURN(
+        ms->local_model,
+        model::Transformer::create(*ms->file, model::ShardSpec::whole(ms->hparams), *ms->local_comm,
+                                   *ms->pool, kernels::best(), f.batch));
+    COHORT_ASSIGN_OR_RETURN(model::KvCache kv, ms->local_model->new_cache(ms->n_ctx, kv_type));
+    ms->local_kv.emplace(std::move(kv));
+    ms->local_stepper = std::make_unique<runtime::LocalStepper>(*ms->local_model, *ms->local_kv);
+    ms->stepper = ms->local_stepper.get();
+  }
+  COHORT_LOG_INFO("model: %s: %s; %s kernels, ctx %lld (%s KV), %s, ready in %.2f s",
+                  ms->file->name().c_str(), ms->hparams.summary().c_str(), kernels::best().isa,
+                  static_cast<long long>(ms->n_ctx), f.kv_type.c_str(),
+                  ms->cluster ? "on the cluster" : "on this node", now_s() - t0);
+  return ms;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,62 @@
+// Everything `cohort run` and `cohort serve` need to generate: the opened model file, its
+// tokenizer, and a Stepper that runs it on this node or across a cluster. The flags that
+// choose those are registered once here for both commands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "comm/communicator.h"
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "format/gguf.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+#include "runtime/cluster_session.h"
+#include "runtime/stepper.h"
+#include "text/tokenizer.h"
+
+namespace cohort::cli {
+
+struct ModelFlags {
+  std::string model_path;
+  std::string tokenizer_path;
+  int threads = 0;
+  int64_t ctx = 0;
+  std::string kv_type = "f16";
+  int64_t batch = 64;
+  // Cluster: empty workers = this node alone.
+  std::string workers;
+  std::string parallel = "auto";
+  std::string transport = "tcp";
+  std::string key_file;
+  int64_t link_delay_us = 0;
+  std::string bind_host = "127.0.0.1";
+};
+
+// Registers -m, --tokenizer, -t, -c, --kv-type, -b and the cluster flags on cmd.
+void add_model_flags(CLI::App* cmd, ModelFlags* flags);
+
+struct ModelSession {
+  std::unique_ptr<format::GgufFile> file;
+  std::unique_ptr<text::Tokenizer> tokenizer;
+  model::HParams hparams;
+  int64_t n_ctx = 0;
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<comm::Communicator> local_comm;
+  std::unique_ptr<model::Transformer> local_model;
+  std::optional<model::KvCache> local_kv;
+  std::unique_ptr<runtime::Stepper> local_stepper;
+  std::unique_ptr<runtime::ClusterSession> cluster;  // set when running on workers
+  runtime::Stepper* stepper = nullptr;
+};
+
+// Opens the model and builds the stepper (starting the cluster when --workers is given).
+// Logs what it did; errors are ready to print.
+Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& flags);
+
+}  // namespace cohort::cli

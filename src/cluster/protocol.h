@@ -1,0 +1,71 @@
+// The control protocol between a head and its workers: small, versioned messages on one
+// authenticated TCP connection per worker (net::handshake runs first). Message ids are stable
+// and never renumbered; a change of any payload bumps net::kProtocolVersion. Every payload is
+// decoded with bounds checks; a malformed one is kCorrupt and the connection is dropped.
+//
+// The data plane (activations, all-reduces) runs on a separate Communicator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/planner.h"
+#include "core/status.h"
+#include "net/wire.h"
+
+namespace cohort::cluster {
+
+enum MessageType : uint16_t {
+  kMsgNodeInfoRequest = 1,
+  kMsgNodeInfo = 2,
+  kMsgPing = 3,
+  kMsgPong = 4,
+  kMsgProbeData = 5,  // bandwidth probe: payload of any size, answered by kMsgProbeAck
+  kMsgProbeAck = 6,
+  kMsgPrepare = 7,   // open a data-plane endpoint for the transport named
+  kMsgPrepared = 8,  // the endpoint's port (tcp) or 0
+  kMsgSetup = 9,     // load a shard, join the data plane, then serve steps
+  kMsgSetupDone = 10,
+  kMsgShutdown = 11,
+  kMsgError = 12,
+  kMsgCount  // one past the last id: bump the protocol version when this changes
+};
+static_assert(kMsgCount == 13, "control message ids changed: bump net::kProtocolVersion");
+
+// Most a control payload may carry (probe data included).
+inline constexpr size_t kMaxControlPayload = 64u << 20;
+
+struct NodeInfo {
+  std::string name;
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  uint32_t threads = 0;
+  std::string isa;
+  double matvec_gbps = 0;  // measured kernel throughput, for the planner's speed
+};
+
+struct SetupRequest {
+  std::string model_path;
+  uint64_t model_bytes = 0;
+  uint64_t model_fingerprint = 0;  // see model_fingerprint(): the worker checks it matches
+  Plan plan;
+  int32_t rank = 0;
+  std::string transport;               // "tcp" or "shm"
+  std::vector<std::string> endpoints;  // tcp: "host:port" of every rank's data listener
+  std::string shm_name;                // shm: the segment name
+  int64_t link_delay_us = 0;
+  int32_t threads = 0;
+  int64_t n_ctx = 0;
+  int64_t max_batch = 0;
+  uint32_t kv_type = 1;  // DType id
+};
+
+std::vector<uint8_t> encode(const NodeInfo& m);
+Status decode(const std::vector<uint8_t>& payload, NodeInfo* m);
+std::vector<uint8_t> encode(const SetupRequest& m);
+Status decode(const std::vector<uint8_t>& payload, SetupRequest* m);
+std::vector<uint8_t> encode_plan(const Plan& p);
+Status decode_plan(net::WireReader& r, Plan* p);
+
+}  // namespace cohort::cluster

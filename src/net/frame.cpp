@@ -1,0 +1,115 @@
+#include "net/frame.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "core/clock.h"
+
+namespace cohort::net {
+namespace {
+
+// Payloads above this are grown chunk by chunk as bytes arrive, so a peer that claims a
+// large frame and stalls costs us only what it actually sent.
+constexpr size_t kGrowChunkBytes = 16u << 20;
+
+void put_u16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+int64_t remaining_ms(int64_t timeout_ms, int64_t start_ns) {
+  if (timeout_ms < 0) return -1;
+  const int64_t left = timeout_ms - (now_ns() - start_ns) / 1'000'000;
+  return std::max<int64_t>(left, 0);
+}
+
+Status cut_off(Socket& s, const Status& st) {
+  if (st.code() != StatusCode::kTimeout) return st;
+  s.shutdown();
+  return Status::timeout(st.message() + " in the middle of a frame; connection shut down");
+}
+
+// Fills *why (empty when the header is good).
+FrameHeader parse_header(const uint8_t* in, size_t max_payload_bytes, std::string* why) {
+  FrameHeader h;
+  const uint32_t magic = get_u32(in);
+  if (magic != kFrameMagic) {
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "0x%08x", magic);
+    *why = std::string("bad magic ") + hex + " (not a cohort peer?)";
+    return h;
+  }
+  h.type = get_u16(in + 4);
+  h.flags = get_u16(in + 6);
+  h.payload_bytes = get_u32(in + 8);
+  const size_t limit = std::min<size_t>(max_payload_bytes, kMaxFrameBytes);
+  if (h.payload_bytes > limit) {
+    *why = "type " + std::to_string(h.type) + " claiming " + std::to_string(h.payload_bytes) +
+           " payload bytes, over the limit of " + std::to_string(limit);
+  }
+  return h;
+}
+
+}  // namespace
+
+void encode_frame_header(uint8_t out[kFrameHeaderBytes], uint16_t type, uint16_t flags,
+                         uint32_t payload_bytes) {
+  put_u32(out, kFrameMagic);
+  put_u16(out + 4, type);
+  put_u16(out + 6, flags);
+  put_u32(out + 8, payload_bytes);
+}
+
+Result<FrameHeader> decode_frame_header(const uint8_t in[kFrameHeaderBytes],
+                                        size_t max_payload_bytes) {
+  std::string why;
+  FrameHeader h = parse_header(in, max_payload_bytes, &why);
+  if (!why.empty()) return Status::corrupt("frame: " + why);
+  return h;
+}
+
+Status write_frame(Socket& s, uint16_t type, const void* payload, size_t bytes, int64_t timeout_ms,
+                   uint16_t flags) {
+  if (bytes > kMaxFrameBytes) {
+    return Status::invalid_argument("frame: payload of " + std::to_string(bytes) +
+                                    " bytes exceeds the frame limit");
+  }
+  uint8_t header[kFrameHeaderBytes];
+  encode_frame_header(header, type, flags, static_cast<uint32_t>(bytes));
+  return s.write_all2(header, sizeof(header), payload, bytes, timeout_ms);
+}
+
+Result<Frame> read_frame(Socket& s, size_t max_payload_bytes, int64_t timeout_ms) {
+  const int64_t start_ns = now_ns();
+  uint8_t header[kFrameHeaderBytes];
+  size_t got = 0;
+  Status st = s.read_exact_counted(header, sizeof(header), timeout_ms, &got);
+  if (!st.is_ok()) return got == 0 ? st : cut_off(s, st);
+  std::string why;
+  const FrameHeader h = parse_header(header, max_payload_bytes, &why);
+  if (!why.empty()) return Status::corrupt("frame: peer " + s.peer() + " sent " + why);
+  Frame f;
+  f.type = h.type;
+  f.flags = h.flags;
+  const size_t n = h.payload_bytes;
+  size_t have = 0;
+  while (have < n) {
+    const size_t step = std::min(n - have, std::max(kGrowChunkBytes, have));
+    f.payload.resize(have + step);
+    st = s.read_exact(f.payload.data() + have, step, remaining_ms(timeout_ms, start_ns));
+    if (!st.is_ok()) return cut_off(s, st);
+    have += step;
+  }
+  return f;
+}
+
+}  // namespace cohort::net

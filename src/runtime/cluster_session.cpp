@@ -1,0 +1,275 @@
+#include "runtime/cluster_session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "cluster/fingerprint.h"
+#include "cluster/model_desc.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "kernels/kernels.h"
+#include "model/transformer.h"
+#include "net/discovery.h"
+#include "net/frame.h"
+#include "net/handshake.h"
+#include "net/socket.h"
+#include "runtime/cluster_stepper.h"
+#include "runtime/data_plane.h"
+#include "runtime/node_probe.h"
+
+namespace cohort::runtime {
+
+namespace {
+
+constexpr int64_t kIoTimeoutMs = 30'000;
+
+struct Worker {
+  net::HostPort address;
+  net::Socket control;
+  cluster::NodeInfo info;
+  LinkReport link;
+};
+
+Result<net::Frame> request(net::Socket& s, uint16_t type, const std::vector<uint8_t>& payload,
+                           uint16_t expect) {
+  COHORT_RETURN_IF_ERROR(net::write_frame(s, type, payload.data(), payload.size(), kIoTimeoutMs));
+  COHORT_ASSIGN_OR_RETURN(net::Frame f,
+                          net::read_frame(s, cluster::kMaxControlPayload, kIoTimeoutMs));
+  if (f.type != expect) {
+    return Status::corrupt("cluster: " + s.peer() + " answered message " + std::to_string(f.type) +
+                           ", expected " + std::to_string(expect));
+  }
+  return f;
+}
+
+// Median round trip of small pings, and the rate of one 4 MiB probe.
+Status measure_link(Worker& w) {
+  std::vector<double> rtts;
+  std::vector<uint8_t> ping(64, 0x5a);
+  for (int i = 0; i < 16; ++i) {
+    const double t0 = now_s();
+    COHORT_RETURN_IF_ERROR(request(w.control, cluster::kMsgPing, ping, cluster::kMsgPong).status());
+    rtts.push_back((now_s() - t0) * 1e6);
+  }
+  std::sort(rtts.begin(), rtts.end());
+  w.link.rtt_us = rtts[rtts.size() / 2];
+  std::vector<uint8_t> bulk(4 << 20, 0xa5);
+  const double t0 = now_s();
+  COHORT_RETURN_IF_ERROR(
+      request(w.control, cluster::kMsgProbeData, bulk, cluster::kMsgProbeAck).status());
+  w.link.bandwidth_bytes_per_s = bulk.size() / std::max(1e-6, now_s() - t0 - w.link.rtt_us * 1e-6);
+  w.link.node = w.info.name;
+  return Status::ok();
+}
+
+}  // namespace
+
+struct ClusterSession::Impl {
+  ClusterOptions options;
+  const format::GgufFile* file = nullptr;
+  std::vector<Worker> workers;
+  cluster::NodeInfo head_info;
+  cluster::Plan plan;
+  std::unique_ptr<ThreadPool> pool;
+  DataPlane dp;
+  std::unique_ptr<model::Transformer> model;
+  std::optional<model::KvCache> kv;
+  std::unique_ptr<ClusterRank> rank;
+  std::unique_ptr<ClusterStepper> stepper;
+
+  Status connect_workers();
+  Status setup();
+};
+
+Status ClusterSession::Impl::connect_workers() {
+  std::vector<net::HostPort> addrs = options.workers;
+  if (addrs.empty()) {
+    COHORT_ASSIGN_OR_RETURN(auto heard,
+                            net::discover(options.multicast_group, options.discover_ms,
+                                          options.bind_host));  // multicast needs an interface
+    for (const net::Announcement& a : heard)
+      if (a.role == "worker") addrs.push_back(a.control);
+    COHORT_LOG_INFO("cluster: discovered %zu workers by multicast", addrs.size());
+  }
+  for (const net::HostPort& a : addrs) {
+    auto s = net::Socket::connect(a, 5000);
+    if (!s.is_ok()) {
+      COHORT_LOG_WARN("cluster: worker %s unreachable: %s", a.to_string().c_str(),
+                      s.status().message().c_str());
+      continue;
+    }
+    net::PeerInfo mine;
+    mine.name = options.name;
+    mine.role = "head";
+    auto peer = net::handshake(*s, options.key, mine, 5000);
+    if (!peer.is_ok()) {
+      COHORT_LOG_WARN("cluster: worker %s refused: %s", a.to_string().c_str(),
+                      peer.status().message().c_str());
+      continue;
+    }
+    Worker w;
+    w.address = a;
+    w.control = std::move(s).value();
+    COHORT_ASSIGN_OR_RETURN(
+        net::Frame f, request(w.control, cluster::kMsgNodeInfoRequest, {}, cluster::kMsgNodeInfo));
+    COHORT_RETURN_IF_ERROR(cluster::decode(f.payload, &w.info));
+    COHORT_RETURN_IF_ERROR(measure_link(w));
+    COHORT_LOG_INFO(
+        "cluster: worker %s at %s: %.0f MiB free, %.1f GB/s kernels, rtt %.0f us, %.2f GB/s",
+        w.info.name.c_str(), a.to_string().c_str(), w.info.free_bytes / 1048576.0,
+        w.info.matvec_gbps, w.link.rtt_us, w.link.bandwidth_bytes_per_s / 1e9);
+    workers.push_back(std::move(w));
+  }
+  return Status::ok();
+}
+
+Status ClusterSession::Impl::setup() {
+  const int n = static_cast<int>(workers.size()) + 1;
+  head_info = probe_this_node(options.name, options.threads);
+  std::vector<cluster::NodeDesc> nodes;
+  nodes.push_back({head_info.name, head_info.free_bytes, 1.0});
+  for (const Worker& w : workers) {
+    const double speed =
+        head_info.matvec_gbps > 0 ? w.info.matvec_gbps / head_info.matvec_gbps : 1.0;
+    nodes.push_back({w.info.name, w.info.free_bytes, std::clamp(speed, 0.25, 4.0)});
+  }
+  // Links: head-worker measured (one way = rtt / 2); worker-worker taken as the slower of
+  // their links to the head.
+  cluster::LinkMatrix links = cluster::LinkMatrix::uniform(n, 0, 1e12);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      auto one = [&](int k) { return k == 0 ? 0.0 : workers[k - 1].link.rtt_us / 2; };
+      auto bw = [&](int k) { return k == 0 ? 1e12 : workers[k - 1].link.bandwidth_bytes_per_s; };
+      links.latency_us[i][j] = std::max(one(i), one(j)) + options.link_delay_us;
+      links.bandwidth_bytes_per_s[i][j] = std::min(bw(i), bw(j));
+    }
+  COHORT_ASSIGN_OR_RETURN(cluster::ModelDesc md,
+                          cluster::describe_model(*file, options.kv_type == DType::kF32 ? 4 : 2));
+  cluster::PlanOptions po = options.plan;
+  po.n_ctx = options.n_ctx;
+  COHORT_ASSIGN_OR_RETURN(plan, cluster::plan_placement(nodes, links, md, po));
+  COHORT_LOG_INFO("cluster: plan\n%s", plan.to_string().c_str());
+
+  cluster::SetupRequest req;
+  req.model_path = options.model_path;
+  req.model_bytes = file->file_bytes();
+  req.model_fingerprint = cluster::model_fingerprint(*file);
+  req.plan = plan;
+  req.transport = options.transport;
+  req.link_delay_us = options.link_delay_us;
+  req.threads = 0;
+  req.n_ctx = options.n_ctx;
+  req.max_batch = options.max_batch;
+  req.kv_type = static_cast<uint32_t>(options.kv_type);
+
+  std::optional<comm::TcpMeshListener> listener;
+  if (options.transport == "tcp") {
+    COHORT_ASSIGN_OR_RETURN(auto l,
+                            comm::TcpMeshListener::listen(net::HostPort{options.bind_host, 0}));
+    req.endpoints.push_back(net::HostPort{options.bind_host, l.port()}.to_string());
+    listener.emplace(std::move(l));
+    for (Worker& w : workers) {
+      net::WireWriter p;
+      p.str("tcp");
+      COHORT_ASSIGN_OR_RETURN(
+          net::Frame f, request(w.control, cluster::kMsgPrepare, p.data(), cluster::kMsgPrepared));
+      net::WireReader r(f.payload.data(), f.payload.size());
+      uint32_t port = 0;
+      COHORT_RETURN_IF_ERROR(r.u32(&port));
+      if (port == 0 || port > 65535)
+        return Status::corrupt("cluster: bad data port from " + w.info.name);
+      req.endpoints.push_back(
+          net::HostPort{w.address.host, static_cast<uint16_t>(port)}.to_string());
+    }
+  } else {
+    req.shm_name =
+        "/cohort-" + std::to_string(::getpid()) + "-" + std::to_string(now_ns() % 1000000007);
+  }
+
+  // Every worker loads and validates its shard first; only then does anyone join.
+  for (size_t i = 0; i < workers.size(); ++i) {
+    req.rank = static_cast<int32_t>(i + 1);
+    COHORT_ASSIGN_OR_RETURN(net::Frame f, request(workers[i].control, cluster::kMsgSetup,
+                                                  cluster::encode(req), cluster::kMsgSetupDone));
+    net::WireReader r(f.payload.data(), f.payload.size());
+    uint8_t ok = 0;
+    std::string msg;
+    COHORT_RETURN_IF_ERROR(r.u8(&ok));
+    COHORT_RETURN_IF_ERROR(r.str(&msg, 4096));
+    if (!ok) return Status::unavailable(msg);
+  }
+  req.rank = 0;
+  pool = std::make_unique<ThreadPool>(options.threads);
+  COHORT_ASSIGN_OR_RETURN(dp, join_data_plane(req, std::move(listener), options.key, kIoTimeoutMs));
+  COHORT_ASSIGN_OR_RETURN(model,
+                          model::Transformer::create(*file, plan.ranks[0].shard, *dp.stage, *pool,
+                                                     kernels::best(), options.max_batch));
+  COHORT_ASSIGN_OR_RETURN(model::KvCache cache, model->new_cache(options.n_ctx, options.kv_type));
+  kv.emplace(std::move(cache));
+  rank = std::make_unique<ClusterRank>(plan, 0, *dp.world, *model, *kv);
+  stepper = std::make_unique<ClusterStepper>(*rank, *model, *kv);
+  return Status::ok();
+}
+
+Result<std::unique_ptr<ClusterSession>> ClusterSession::start(const ClusterOptions& options,
+                                                              const format::GgufFile& file) {
+  if (options.transport != "tcp" && options.transport != "shm") {
+    return Status::invalid_argument("cluster: --transport must be tcp or shm");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->file = &file;
+  COHORT_RETURN_IF_ERROR(impl->connect_workers());
+  COHORT_RETURN_IF_ERROR(impl->setup());
+  return std::unique_ptr<ClusterSession>(new ClusterSession(std::move(impl)));
+}
+
+ClusterSession::ClusterSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ClusterSession::~ClusterSession() {
+  if (impl_->rank) {
+    Status s = impl_->rank->stop();
+    if (!s.is_ok()) COHORT_LOG_WARN("cluster: stopping workers: %s", s.message().c_str());
+  }
+  for (Worker& w : impl_->workers) {
+    Status s = net::write_frame(w.control, cluster::kMsgShutdown, nullptr, 0, 2000);
+    (void)s;  // a worker that has gone needs no goodbye
+  }
+}
+
+Stepper& ClusterSession::stepper() { return *impl_->stepper; }
+const cluster::Plan& ClusterSession::plan() const { return impl_->plan; }
+
+std::string ClusterSession::status_report() const {
+  std::string s = "nodes:\n";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "  %-12s (head) %8.0f MiB free  %5.1f GB/s kernels  %s\n",
+                impl_->head_info.name.c_str(), impl_->head_info.free_bytes / 1048576.0,
+                impl_->head_info.matvec_gbps, impl_->head_info.isa.c_str());
+  s += buf;
+  for (const Worker& w : impl_->workers) {
+    std::snprintf(buf, sizeof(buf), "  %-12s %-21s %8.0f MiB free  %5.1f GB/s kernels  %s\n",
+                  w.info.name.c_str(), w.address.to_string().c_str(), w.info.free_bytes / 1048576.0,
+                  w.info.matvec_gbps, w.info.isa.c_str());
+    s += buf;
+  }
+  s += "links (from the head):\n";
+  for (const Worker& w : impl_->workers) {
+    std::snprintf(buf, sizeof(buf), "  head <-> %-12s rtt %8.1f us  %8.2f GB/s%s\n",
+                  w.info.name.c_str(), w.link.rtt_us, w.link.bandwidth_bytes_per_s / 1e9,
+                  impl_->options.link_delay_us ? " (plus injected delay)" : "");
+    s += buf;
+  }
+  s += "transport: " + impl_->options.transport +
+       (impl_->options.link_delay_us
+            ? ", +" + std::to_string(impl_->options.link_delay_us) + " us per message"
+            : "") +
+       "\nplacement: " + impl_->plan.to_string();
+  return s;
+}
+
+}  // namespace cohort::runtime

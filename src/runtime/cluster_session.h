@@ -1,0 +1,64 @@
+// The head's side of a cluster: find workers (static list or multicast discovery), prove the
+// key, measure nodes and links, plan the placement, have every worker load its shard, join
+// the data plane, and expose the whole cluster as one Stepper. Destroying the session stops
+// the workers' step loops and closes their control connections; they wait for a new head.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/planner.h"
+#include "cluster/protocol.h"
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "format/gguf.h"
+#include "net/address.h"
+#include "net/cluster_key.h"
+#include "runtime/stepper.h"
+
+namespace cohort::runtime {
+
+struct ClusterOptions {
+  std::string model_path;
+  std::vector<net::HostPort> workers;  // empty: discover by multicast
+  int64_t discover_ms = 1500;
+  net::HostPort multicast_group{"239.255.77.77", 52416};
+  cluster::PlanOptions plan;
+  std::string transport = "tcp";  // tcp | shm
+  net::ClusterKey key;
+  int64_t link_delay_us = 0;
+  int threads = 0;
+  int64_t n_ctx = 2048;
+  int64_t max_batch = 64;
+  DType kv_type = DType::kF16;
+  std::string bind_host = "127.0.0.1";  // the head's data-plane address
+  std::string name = "head";
+};
+
+struct LinkReport {
+  std::string node;
+  double rtt_us = 0;
+  double bandwidth_bytes_per_s = 0;
+};
+
+class ClusterSession {
+ public:
+  // file is the head's open model (it must outlive the session).
+  static Result<std::unique_ptr<ClusterSession>> start(const ClusterOptions& options,
+                                                       const format::GgufFile& file);
+  ~ClusterSession();
+
+  Stepper& stepper();
+  const cluster::Plan& plan() const;
+  // Nodes, links, placement and why: what `cohort cluster status` prints.
+  std::string status_report() const;
+
+  struct Impl;
+
+ private:
+  explicit ClusterSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cohort::runtime
