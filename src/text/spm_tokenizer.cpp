@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 
+#include "text/special_split.h"
 #include "text/utf8.h"
 
 namespace cohort::text {
@@ -21,10 +22,6 @@ constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>",      "<
                                           "<|return|>",    "<|call|>",        "<end_of_turn>",
                                           "<|endoftext|>", "<|eom_id|>",      "<EOT>",
                                           "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
-
-bool is_space(char c) {  // C-locale isspace, without the locale lookup
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -210,50 +207,11 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos,
   if (add_bos && bos_id_ >= 0) out.push_back(bos_id_);
   if (text.empty()) return out;
 
-  // Cut special-token texts out of the raw text: longest texts first, each one split out
-  // of every fragment still raw. id < 0 marks raw text [off, off + len).
-  struct Fragment {
-    int32_t id;
-    size_t off;
-    size_t len;
-  };
-  std::vector<Fragment> frags{{-1, 0, text.size()}};
-  std::vector<Fragment> next;
-  for (const int32_t sid : special_ids_) {
-    const TokenType type = types_[sid];
-    if (!parse_special && (type == TokenType::kControl || type == TokenType::kUnknown)) continue;
-    const std::string_view sp = pieces_[sid];
-    next.clear();
-    for (const Fragment& f : frags) {
-      if (f.id >= 0) {
-        next.push_back(f);
-        continue;
-      }
-      size_t off = f.off;
-      size_t len = f.len;
-      while (len > 0) {
-        const size_t pos = text.substr(off, len).find(sp);
-        if (pos == std::string_view::npos) {
-          next.push_back({-1, off, len});
-          break;
-        }
-        if (pos > 0) next.push_back({-1, off, pos});
-        next.push_back({sid, 0, 0});
-        off += pos + sp.size();
-        len -= pos + sp.size();
-        if (rstrip_[sid]) {
-          while (len > 0 && is_space(text[off])) {
-            ++off;
-            --len;
-          }
-        }
-      }
-    }
-    frags.swap(next);
-  }
+  const std::vector<TextFragment> frags =
+      split_special_tokens(text, parse_special, special_ids_, pieces_, types_, &rstrip_);
 
   bool prev_special = true;  // the text start counts as "after a special token"
-  for (const Fragment& f : frags) {
+  for (const TextFragment& f : frags) {
     if (f.id >= 0) {
       out.push_back(f.id);
       prev_special = true;
