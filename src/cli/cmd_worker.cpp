@@ -24,6 +24,7 @@ struct WorkerArgs {
   int threads = 0;
   bool no_announce = false;
   std::string group = "239.255.77.77:52416";
+  std::string cache_dir;
 };
 
 int worker(const WorkerArgs& a) {
@@ -37,6 +38,7 @@ int worker(const WorkerArgs& a) {
       return 2;
     }
   }
+  o.cache_dir = a.cache_dir;
   o.listen = *listen;
   o.multicast_group = *group;
   o.key = *key;
@@ -71,6 +73,8 @@ void add_worker_command(CLI::App& app, Runner* runner) {
   cmd->add_option("-t,--threads", a->threads, "Compute threads (default: all cores)");
   cmd->add_flag("--no-announce", a->no_announce, "Do not advertise by UDP multicast");
   cmd->add_option("--multicast", a->group, "Discovery group address");
+  cmd->add_option("--cache-dir", a->cache_dir,
+                  "Where shipped shards are kept (default: ~/.cache/cohort/shards)");
   cmd->callback([a, runner] { *runner = [a] { return worker(*a); }; });
 }
 

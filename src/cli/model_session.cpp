@@ -34,6 +34,8 @@ Result<runtime::ClusterOptions> cluster_options(const ModelFlags& f, int64_t n_c
   COHORT_ASSIGN_OR_RETURN(o.key, net::load_key_file(f.key_file));
   o.transport = f.transport;
   o.link_delay_us = f.link_delay_us;
+  o.ship_always = f.ship_weights == "always";
+  o.plan.even_shares = f.balance == "even";
   o.threads = f.threads;
   o.n_ctx = n_ctx;
   o.max_batch = f.batch;
@@ -65,6 +67,12 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
                   "Extra one-way latency per message (experiments)")
       ->check(CLI::Range(0, 10'000'000));
   cmd->add_option("--bind", f->bind_host, "The head's data-plane address");
+  cmd->add_option("--ship-weights", f->ship_weights,
+                  "auto: ship shards to workers that lack the model; always: to every worker")
+      ->check(CLI::IsMember({"auto", "always"}));
+  cmd->add_option("--balance", f->balance,
+                  "measured: share work by measured speed x free memory; even: equal shares")
+      ->check(CLI::IsMember({"measured", "even"}));
 }
 
 Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {

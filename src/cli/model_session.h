@@ -36,6 +36,8 @@ struct ModelFlags {
   std::string key_file;
   int64_t link_delay_us = 0;
   std::string bind_host = "127.0.0.1";
+  std::string ship_weights = "auto";
+  std::string balance = "measured";
 };
 
 // Registers -m, --tokenizer, -t, -c, --kv-type, -b and the cluster flags on cmd.

@@ -77,6 +77,21 @@ namespace {
 
 int64_t gcd64(int64_t a, int64_t b) { return b == 0 ? a : gcd64(b, a % b); }
 
+// Measured speed and free memory wobble from run to run; snapped to half-octave steps, the
+// same cluster gets the same ranges every time (so a worker's cached shard still fits),
+// while nodes that differ materially still get proportional shares.
+void snap_weights(std::vector<double>& weights, bool even) {
+  const double heaviest = *std::max_element(weights.begin(), weights.end());
+  for (double& w : weights) {
+    if (even || heaviest <= 0 || w <= 0) {
+      w = 1;
+      continue;
+    }
+    // Half-octave steps: weights within ~19% of each other count as equal.
+    w = std::exp2(std::max(-4.0, std::round(std::log2(w / heaviest) * 2) / 2));
+  }
+}
+
 // Builds the ranks of a plan with the given stage sizes (ranks per stage, in rank order).
 Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
                    const std::vector<int>& stage_sizes, const PlanOptions& opt) {
@@ -97,6 +112,7 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
     stage_weight.push_back(w);
     r += stage_sizes[s];
   }
+  snap_weights(stage_weight, opt.even_shares);
   COHORT_ASSIGN_OR_RETURN(auto layer_ranges, split_range(hp.n_layers, 1, stage_weight));
 
   // Head boundaries: on quant blocks of attn_output, and on GQA groups when that still
@@ -107,6 +123,7 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
   for (int s = 0; s < n_stages; ++s) {
     std::vector<double> speeds;
     for (int i = 0; i < stage_sizes[s]; ++i) speeds.push_back(nodes[r + i].speed);
+    snap_weights(speeds, opt.even_shares);
     auto heads = split_range(hp.n_heads, group_align, speeds);
     if (!heads.is_ok()) heads = split_range(hp.n_heads, md.head_align, speeds);
     if (!heads.is_ok()) {

@@ -72,6 +72,9 @@ struct PlanOptions {
   // Seconds of compute per token on a node of speed 1.0 for the whole model (estimated from
   // bytes / measured bandwidth when 0).
   double compute_s_per_token = 0;
+  // Share layers and heads by measured speed x free memory (the default), or evenly (for
+  // identical nodes, and for reproducible placements whatever the measurements say).
+  bool even_shares = false;
 };
 
 // Every node gets exactly one rank. Fails with a clear reason when the model does not fit in

@@ -108,7 +108,8 @@ std::vector<uint8_t> encode(const SetupRequest& m) {
       .i32(m.threads)
       .i64(m.n_ctx)
       .i64(m.max_batch)
-      .u32(m.kv_type);
+      .u32(m.kv_type)
+      .u8(m.ship_always ? 1 : 0);
   return w.take();
 }
 
@@ -133,6 +134,10 @@ Status decode(const std::vector<uint8_t>& payload, SetupRequest* m) {
   COHORT_RETURN_IF_ERROR(r.i64(&m->n_ctx));
   COHORT_RETURN_IF_ERROR(r.i64(&m->max_batch));
   COHORT_RETURN_IF_ERROR(r.u32(&m->kv_type));
+  uint8_t ship = 0;
+  COHORT_RETURN_IF_ERROR(r.u8(&ship));
+  if (ship > 1) return Status::corrupt("cluster: bad ship flag");
+  m->ship_always = ship == 1;
   if (m->link_delay_us < 0 || m->link_delay_us > 10'000'000 || m->threads < 0 ||
       m->threads > 1024 || m->n_ctx < 1 || m->n_ctx > (1 << 24) || m->max_batch < 1 ||
       m->max_batch > 65536) {

@@ -29,9 +29,16 @@ enum MessageType : uint16_t {
   kMsgSetupDone = 10,
   kMsgShutdown = 11,
   kMsgError = 12,
-  kMsgCount  // one past the last id: bump the protocol version when this changes
+  // Weight shipping (runtime/shard_transfer.h): a worker that has neither the model nor a
+  // cached copy of its shard answers kMsgSetup with kMsgShardWanted; the head streams the
+  // shard file as Begin, Chunk..., End, and the worker then answers kMsgSetupDone.
+  kMsgShardWanted = 13,  // str key
+  kMsgShardBegin = 14,   // str key, u64 total bytes
+  kMsgShardChunk = 15,   // u64 offset, u64 xxh3-64 of the data, then the data
+  kMsgShardEnd = 16,     // u64 lo, u64 hi: xxh3-128 of the whole file
+  kMsgCount              // one past the last id: bump the protocol version when this changes
 };
-static_assert(kMsgCount == 13, "control message ids changed: bump net::kProtocolVersion");
+static_assert(kMsgCount == 17, "control message ids changed: bump net::kProtocolVersion");
 
 // Most a control payload may carry (probe data included).
 inline constexpr size_t kMaxControlPayload = 64u << 20;
@@ -58,7 +65,8 @@ struct SetupRequest {
   int32_t threads = 0;
   int64_t n_ctx = 0;
   int64_t max_batch = 0;
-  uint32_t kv_type = 1;  // DType id
+  uint32_t kv_type = 1;      // DType id
+  bool ship_always = false;  // ship the shard even when the worker has the same model file
 };
 
 std::vector<uint8_t> encode(const NodeInfo& m);

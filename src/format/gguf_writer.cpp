@@ -1,6 +1,7 @@
 // GGUF v3 writer: explicit little-endian encoding, one streaming pass.
 #include "format/gguf_writer.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -34,9 +35,11 @@ uint64_t align_up(uint64_t n, uint64_t alignment) {
   return (n + alignment - 1) / alignment * alignment;
 }
 
+// Sinks: write() appends; ok() false stops the writing early.
 struct VectorSink {
   std::vector<uint8_t>* out;
   void write(const uint8_t* p, size_t n) { out->insert(out->end(), p, p + n); }
+  bool ok() const { return true; }
 };
 
 // Remembers the first error; later writes are skipped.
@@ -47,7 +50,57 @@ struct FileSink {
     if (error != 0 || n == 0) return;
     if (std::fwrite(p, 1, n, f) != n) error = errno != 0 ? errno : EIO;
   }
+  bool ok() const { return error == 0; }
 };
+
+struct StreamSink {
+  const GgufWriter::SinkFn& fn;
+  Status status = Status::ok();
+  void write(const uint8_t* p, size_t n) {
+    if (status.is_ok() && n != 0) status = fn(p, n);
+  }
+  bool ok() const { return status.is_ok(); }
+};
+
+// Encodes v's payload (without its type id) as GGUF stores it.
+void put_value(std::vector<uint8_t>& b, const GgufValue& v) {
+  switch (v.type) {
+    case GgufType::kString:
+      put_str(b, v.str);
+      return;
+    case GgufType::kArray: {
+      const GgufArray& a = *v.arr;
+      put_u32(b, static_cast<uint32_t>(a.elem_type));
+      put_u64(b, a.count);
+      if (a.elem_type == GgufType::kString) {
+        for (std::string_view s : a.strings) put_str(b, s);
+      } else if (a.elem_type == GgufType::kArray) {
+        for (const GgufValue& e : a.arrays) {
+          put_u32(b, static_cast<uint32_t>(e.type));
+          put_value(b, e);
+        }
+      } else {
+        b.insert(b.end(), a.raw, a.raw + a.count * gguf_scalar_bytes(a.elem_type));
+      }
+      return;
+    }
+    case GgufType::kI8:
+    case GgufType::kI16:
+    case GgufType::kI32:
+    case GgufType::kI64:
+      put_le(b, static_cast<uint64_t>(v.i), static_cast<int>(gguf_scalar_bytes(v.type)));
+      return;
+    case GgufType::kF32:
+      put_u32(b, std::bit_cast<uint32_t>(static_cast<float>(v.f)));
+      return;
+    case GgufType::kF64:
+      put_u64(b, std::bit_cast<uint64_t>(v.f));
+      return;
+    default:  // unsigned and bool
+      put_le(b, v.u, static_cast<int>(gguf_scalar_bytes(v.type)));
+      return;
+  }
+}
 
 }  // namespace
 
@@ -149,6 +202,12 @@ void GgufWriter::set_raw(std::string key, uint32_t type_id, std::vector<uint8_t>
   put(std::move(key), type_id, std::move(payload));
 }
 
+void GgufWriter::set_value(std::string key, const GgufValue& v) {
+  std::vector<uint8_t> b;
+  put_value(b, v);
+  put(std::move(key), static_cast<uint32_t>(v.type), std::move(b));
+}
+
 void GgufWriter::set_alignment(uint32_t alignment) {
   COHORT_CHECK(alignment != 0 && (alignment & (alignment - 1)) == 0);
   set_u32("general.alignment", alignment);
@@ -167,7 +226,16 @@ void GgufWriter::add_tensor(std::string name, DType type, std::vector<int64_t> s
   COHORT_CHECK(shape[0] % info.block_elems == 0);
   uint64_t bytes =
       static_cast<uint64_t>(shape[0] == 0 ? 0 : n / shape[0]) * row_bytes(type, shape[0]);
-  tensors_.push_back(Tensor{std::move(name), type, std::move(shape), bytes, std::move(fill)});
+  tensors_.push_back(
+      Tensor{std::move(name), type, std::move(shape), bytes, std::move(fill), nullptr});
+}
+
+void GgufWriter::add_tensor_chunked(std::string name, DType type, std::vector<int64_t> shape,
+                                    ChunkFn chunk) {
+  COHORT_CHECK(chunk != nullptr);
+  add_tensor(std::move(name), type, std::move(shape), [](uint8_t*, uint64_t) {});
+  tensors_.back().fill = nullptr;
+  tensors_.back().chunk = std::move(chunk);
 }
 
 void GgufWriter::add_tensor_bytes(std::string name, DType type, std::vector<int64_t> shape,
@@ -179,8 +247,7 @@ void GgufWriter::add_tensor_bytes(std::string name, DType type, std::vector<int6
   });
 }
 
-template <typename Sink>
-void GgufWriter::emit(Sink& sink) const {
+std::vector<uint8_t> GgufWriter::header_bytes() const {
   std::vector<uint8_t> head;
   head.insert(head.end(), {'G', 'G', 'U', 'F'});
   put_u32(head, kVersion);
@@ -201,14 +268,36 @@ void GgufWriter::emit(Sink& sink) const {
     offset = align_up(offset + t.bytes, alignment_);
   }
   head.resize(align_up(head.size(), alignment_), 0);
+  return head;
+}
+
+uint64_t GgufWriter::total_bytes() const {
+  uint64_t n = header_bytes().size();
+  for (const Tensor& t : tensors_) n += align_up(t.bytes, alignment_);
+  return n;
+}
+
+template <typename Sink>
+void GgufWriter::emit(Sink& sink) const {
+  const std::vector<uint8_t> head = header_bytes();
   sink.write(head.data(), head.size());
 
   std::vector<uint8_t> buf;
   const std::vector<uint8_t> zeros(alignment_, 0);
   for (const Tensor& t : tensors_) {
-    buf.resize(t.bytes);
-    t.fill(buf.data(), t.bytes);
-    sink.write(buf.data(), buf.size());
+    if (!sink.ok()) return;
+    if (t.fill) {
+      buf.resize(t.bytes);
+      t.fill(buf.data(), t.bytes);
+      sink.write(buf.data(), buf.size());
+    } else {
+      buf.resize(std::min<uint64_t>(t.bytes, kChunkBytes));
+      for (uint64_t at = 0; at < t.bytes && sink.ok(); at += kChunkBytes) {
+        const uint64_t n = std::min<uint64_t>(kChunkBytes, t.bytes - at);
+        t.chunk(buf.data(), at, n);
+        sink.write(buf.data(), n);
+      }
+    }
     sink.write(zeros.data(), align_up(t.bytes, alignment_) - t.bytes);
   }
 }
@@ -235,6 +324,12 @@ Status GgufWriter::write_file(const std::string& path) const {
     return Status::io_error("gguf: " + path + ": cannot rename " + tmp + ": " + std::strerror(e));
   }
   return Status::ok();
+}
+
+Status GgufWriter::write_stream(const SinkFn& sink) const {
+  StreamSink s{sink};
+  emit(s);
+  return s.status;
 }
 
 std::vector<uint8_t> GgufWriter::write_memory() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "format/gguf.h"
 #include "tensor/dtype.h"
 
 namespace cohort::format {
@@ -18,6 +19,12 @@ class GgufWriter {
  public:
   // Fills dst (exactly the tensor's bytes) with its data.
   using FillFn = std::function<void(uint8_t* dst, uint64_t bytes)>;
+  // Fills dst with bytes [offset, offset + n) of the tensor. Called in order, in pieces of at
+  // most kChunkBytes, so a tensor of any size streams through a small buffer.
+  using ChunkFn = std::function<void(uint8_t* dst, uint64_t offset, uint64_t n)>;
+  // Receives the file's bytes in order; an error stops the writing and is returned.
+  using SinkFn = std::function<Status(const uint8_t* data, size_t n)>;
+  static constexpr uint64_t kChunkBytes = 4u << 20;
 
   void set_u8(std::string key, uint8_t v);
   void set_i8(std::string key, int8_t v);
@@ -37,6 +44,8 @@ class GgufWriter {
   // Any value already encoded as GGUF bytes (type id + payload), for nested arrays and
   // fuzz/bad-file tests.
   void set_raw(std::string key, uint32_t type_id, std::vector<uint8_t> payload);
+  // A value as read from another file (any type, nested arrays included), re-encoded.
+  void set_value(std::string key, const GgufValue& v);
 
   // general.alignment (default 32; a power of two). Setting the key with set_u32 has the
   // same effect; an invalid value given through set_raw is written as is (for bad-file tests).
@@ -47,9 +56,13 @@ class GgufWriter {
   // Convenience: copies bytes now (they must match the type and shape).
   void add_tensor_bytes(std::string name, DType type, std::vector<int64_t> shape,
                         std::vector<uint8_t> bytes);
+  void add_tensor_chunked(std::string name, DType type, std::vector<int64_t> shape, ChunkFn chunk);
 
+  // Size of the file the writer will produce.
+  uint64_t total_bytes() const;
   Status write_file(const std::string& path) const;
   std::vector<uint8_t> write_memory() const;
+  Status write_stream(const SinkFn& sink) const;
 
  private:
   struct Kv {
@@ -62,8 +75,10 @@ class GgufWriter {
     DType type;
     std::vector<int64_t> shape;
     uint64_t bytes;
-    FillFn fill;
+    FillFn fill;    // either the whole tensor at once
+    ChunkFn chunk;  // or piece by piece
   };
+  std::vector<uint8_t> header_bytes() const;
   void put(std::string key, uint32_t type_id, std::vector<uint8_t> payload);
   template <typename Sink>
   void emit(Sink& sink) const;

@@ -102,6 +102,13 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
   hp.has_qkv_bias = hp.arch == Arch::kQwen2;
   hp.has_qk_norm = hp.arch == Arch::kQwen3;
 
+  // A shard file (model/shard_export.h) may lack the embeddings: it records what they said.
+  if (const std::optional<int64_t> v = f.get_int("cohort.shard.n_vocab")) {
+    if (*v < 1) return bad(f, "cohort.shard.n_vocab must be positive");
+    hp.n_vocab = *v;
+    hp.tied_embeddings = f.get_bool("cohort.shard.tied_embeddings").value_or(false);
+    return hp;
+  }
   const format::GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
   if (!emb) return bad(f, "missing tensor 'token_embd.weight'");
   if (emb->shape.size() != 2 || emb->shape[0] != hp.dim || emb->shape[1] < 1) {

@@ -31,6 +31,7 @@ struct ShardSpec {
   // Checks ranges against hp (and GQA grouping); a clear Status otherwise.
   Status validate(const HParams& hp) const;
   std::string to_string() const;
+  bool operator==(const ShardSpec&) const = default;
 };
 
 }  // namespace cohort::model

@@ -13,88 +13,146 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return r + "]";
 }
 
+// Binds tensors by the cut the shard needs. On a whole model file the tensor has its full
+// shape and the cut is applied as a view; on a shard file it already has the cut's shape.
 class Binder {
  public:
-  Binder(const format::GgufFile& f, const kernels::KernelTable& kt) : f_(f), kt_(kt) {}
+  Binder(const format::GgufFile& f, const kernels::KernelTable& kt, bool pre_sliced,
+         std::vector<TensorCut>* cuts)
+      : f_(f), kt_(kt), pre_sliced_(pre_sliced), cuts_(cuts) {}
 
-  Result<const format::GgufTensorInfo*> find(const std::string& name,
-                                             const std::vector<int64_t>& shape) {
-    const format::GgufTensorInfo* t = f_.find_tensor(name);
-    if (!t)
-      return Status::invalid_argument("model: " + f_.name() + ": missing tensor '" + name + "'");
-    if (t->shape != shape) {
-      return Status::invalid_argument("model: " + f_.name() + ": tensor '" + name + "' has shape " +
-                                      shape_str(t->shape) + ", expected " + shape_str(shape));
-    }
-    return t;
-  }
-
-  // A [rows][cols] matrix (GGUF shape {cols, rows}).
-  Result<kernels::WeightMatrix> matrix(const std::string& name, int64_t rows, int64_t cols) {
-    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(name, {cols, rows}));
+  // Rows [r0, r1) and columns [c0, c1) of a [rows][cols] matrix; columns on block bounds.
+  Result<kernels::WeightMatrix> matrix(const std::string& name, int64_t rows, int64_t cols,
+                                       int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    TensorCut cut{name, rows, cols, r0, r1, c0, c1, false};
+    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(cut));
     if (kt_.types[static_cast<uint32_t>(t->type)].vec_dot == nullptr) {
       return Status::unsupported("model: " + f_.name() + ": tensor '" + name + "' has type " +
                                  std::string(dtype_name(t->type)) + ", which has no kernels");
     }
-    kernels::WeightMatrix w;
-    w.data = f_.tensor_data(*t);
-    w.type = t->type;
-    w.rows = rows;
-    w.cols = cols;
-    w.row_stride = row_bytes(t->type, cols);
-    return w;
-  }
-
-  // Like matrix(), then keeps columns [c0, c1): they must fall on block boundaries.
-  Result<kernels::WeightMatrix> col_sliced(const std::string& name, int64_t rows, int64_t cols,
-                                           int64_t c0, int64_t c1) {
-    COHORT_ASSIGN_OR_RETURN(kernels::WeightMatrix w, matrix(name, rows, cols));
-    const int64_t block = dtype_info(w.type).block_elems;
+    const int64_t block = dtype_info(t->type).block_elems;
     if (c0 % block != 0 || c1 % block != 0) {
       return Status::invalid_argument("model: " + f_.name() + ": cannot slice columns [" +
                                       std::to_string(c0) + ", " + std::to_string(c1) + ") of '" +
-                                      name + "': type " + std::string(dtype_name(w.type)) +
+                                      name + "': type " + std::string(dtype_name(t->type)) +
                                       " has blocks of " + std::to_string(block));
     }
-    return w.col_slice(c0, c1);
+    record(cut);
+    kernels::WeightMatrix w;
+    w.data = f_.tensor_data(*t);
+    w.type = t->type;
+    if (pre_sliced_) {
+      w.rows = cut.cut_rows();
+      w.cols = cut.cut_cols();
+      w.row_stride = row_bytes(t->type, w.cols);
+      return w;
+    }
+    w.rows = rows;
+    w.cols = cols;
+    w.row_stride = row_bytes(t->type, cols);
+    return w.row_slice(r0, r1).col_slice(c0, c1);
+  }
+  Result<kernels::WeightMatrix> matrix(const std::string& name, int64_t rows, int64_t cols) {
+    return matrix(name, rows, cols, 0, rows, 0, cols);
   }
 
-  // A vector of n values, elements [e0, e1) kept, converted to f32.
+  // Elements [e0, e1) of a vector of n values, converted to f32.
   Result<std::vector<float>> vec(const std::string& name, int64_t n, int64_t e0, int64_t e1) {
-    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(name, {n}));
+    TensorCut cut{name, 1, n, 0, 1, e0, e1, true};
+    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(cut));
     if (t->type != DType::kF32 && t->type != DType::kF16 && t->type != DType::kBF16) {
       return Status::unsupported("model: " + f_.name() + ": vector '" + name + "' has type " +
                                  std::string(dtype_name(t->type)) + " (f32/f16/bf16 expected)");
     }
-    std::vector<float> all(n);
-    dequantize_row(t->type, f_.tensor_data(*t), all.data(), n);
+    record(cut);
+    const int64_t stored = t->shape[0];
+    std::vector<float> all(stored);
+    dequantize_row(t->type, f_.tensor_data(*t), all.data(), stored);
+    if (pre_sliced_) return all;
     return std::vector<float>(all.begin() + e0, all.begin() + e1);
   }
   Result<std::vector<float>> vec(const std::string& name, int64_t n) { return vec(name, n, 0, n); }
 
  private:
+  Result<const format::GgufTensorInfo*> find(const TensorCut& cut) {
+    const format::GgufTensorInfo* t = f_.find_tensor(cut.name);
+    if (!t) {
+      return Status::invalid_argument("model: " + f_.name() + ": missing tensor '" + cut.name +
+                                      "'");
+    }
+    const int64_t rows = pre_sliced_ ? cut.cut_rows() : cut.rows;
+    const int64_t cols = pre_sliced_ ? cut.cut_cols() : cut.cols;
+    const std::vector<int64_t> shape =
+        cut.is_vector ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
+    if (t->shape != shape) {
+      return Status::invalid_argument("model: " + f_.name() + ": tensor '" + cut.name +
+                                      "' has shape " + shape_str(t->shape) + ", expected " +
+                                      shape_str(shape));
+    }
+    return t;
+  }
+
+  void record(const TensorCut& cut) {
+    if (!cuts_) return;
+    for (const TensorCut& c : *cuts_)
+      if (c.name == cut.name) return;  // tied embeddings: bound twice, stored once
+    cuts_->push_back(cut);
+  }
+
   const format::GgufFile& f_;
   const kernels::KernelTable& kt_;
+  bool pre_sliced_;
+  std::vector<TensorCut>* cuts_;
 };
+
+// A [begin, end) pair stored as a 2-element integer array.
+bool read_range(const format::GgufFile& file, const char* key, int64_t* b, int64_t* e) {
+  const format::GgufArray* a = file.get_array(key);
+  if (!a || a->count != 2) return false;
+  const std::optional<int64_t> x = a->int_at(0), y = a->int_at(1);
+  if (!x || !y) return false;
+  *b = *x;
+  *e = *y;
+  return true;
+}
 
 }  // namespace
 
+std::optional<ShardSpec> shard_file_spec(const format::GgufFile& file) {
+  ShardSpec s;
+  if (!read_range(file, "cohort.shard.layers", &s.layer_begin, &s.layer_end) ||
+      !read_range(file, "cohort.shard.heads", &s.head_begin, &s.head_end) ||
+      !read_range(file, "cohort.shard.ffn", &s.ffn_begin, &s.ffn_end)) {
+    return std::nullopt;
+  }
+  s.embeds = file.get_bool("cohort.shard.embeds").value_or(false);
+  s.outputs = file.get_bool("cohort.shard.outputs").value_or(false);
+  return s;
+}
+
 Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
-                              const ShardSpec& shard, const kernels::KernelTable& kt) {
+                              const ShardSpec& shard, const kernels::KernelTable& kt,
+                              std::vector<TensorCut>* cuts) {
   COHORT_RETURN_IF_ERROR(shard.validate(hp));
-  Binder b(file, kt);
+  const std::optional<ShardSpec> cut_for = shard_file_spec(file);
+  if (cut_for && !(*cut_for == shard)) {
+    return Status::invalid_argument("model: " + file.name() + " is a shard file cut for " +
+                                    cut_for->to_string() + ", not for " + shard.to_string());
+  }
+  Binder b(file, kt, cut_for.has_value(), cuts);
   Weights w;
   const int64_t hd = hp.head_dim;
   const int64_t q0 = shard.head_begin * hd, q1 = shard.head_end * hd;
   const int64_t kv0 = shard.kv_head_begin(hp) * hd, kv1 = shard.kv_head_end(hp) * hd;
+  const int64_t dim = hp.dim, f0 = shard.ffn_begin, f1 = shard.ffn_end;
 
   if (shard.embeds) {
-    COHORT_ASSIGN_OR_RETURN(w.token_embd, b.matrix("token_embd.weight", hp.n_vocab, hp.dim));
+    COHORT_ASSIGN_OR_RETURN(w.token_embd, b.matrix("token_embd.weight", hp.n_vocab, dim));
   }
   if (shard.outputs) {
-    COHORT_ASSIGN_OR_RETURN(w.output_norm, b.vec("output_norm.weight", hp.dim));
+    COHORT_ASSIGN_OR_RETURN(w.output_norm, b.vec("output_norm.weight", dim));
     const char* out_name = hp.tied_embeddings ? "token_embd.weight" : "output.weight";
-    COHORT_ASSIGN_OR_RETURN(w.output, b.matrix(out_name, hp.n_vocab, hp.dim));
+    COHORT_ASSIGN_OR_RETURN(w.output, b.matrix(out_name, hp.n_vocab, dim));
   }
   if (file.find_tensor("rope_freqs.weight")) {
     COHORT_ASSIGN_OR_RETURN(w.rope_freq_factors, b.vec("rope_freqs.weight", hp.n_rot / 2));
@@ -103,13 +161,12 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
   for (int64_t il = shard.layer_begin; il < shard.layer_end; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights L;
-    COHORT_ASSIGN_OR_RETURN(L.attn_norm, b.vec(p + "attn_norm.weight", hp.dim));
-    COHORT_ASSIGN_OR_RETURN(auto wq, b.matrix(p + "attn_q.weight", hp.q_dim(), hp.dim));
-    COHORT_ASSIGN_OR_RETURN(auto wk, b.matrix(p + "attn_k.weight", hp.kv_dim(), hp.dim));
-    COHORT_ASSIGN_OR_RETURN(auto wv, b.matrix(p + "attn_v.weight", hp.kv_dim(), hp.dim));
-    L.wq = wq.row_slice(q0, q1);
-    L.wk = wk.row_slice(kv0, kv1);
-    L.wv = wv.row_slice(kv0, kv1);
+    COHORT_ASSIGN_OR_RETURN(L.attn_norm, b.vec(p + "attn_norm.weight", dim));
+    COHORT_ASSIGN_OR_RETURN(L.wq, b.matrix(p + "attn_q.weight", hp.q_dim(), dim, q0, q1, 0, dim));
+    COHORT_ASSIGN_OR_RETURN(L.wk,
+                            b.matrix(p + "attn_k.weight", hp.kv_dim(), dim, kv0, kv1, 0, dim));
+    COHORT_ASSIGN_OR_RETURN(L.wv,
+                            b.matrix(p + "attn_v.weight", hp.kv_dim(), dim, kv0, kv1, 0, dim));
     if (hp.has_qkv_bias) {
       COHORT_ASSIGN_OR_RETURN(L.bq, b.vec(p + "attn_q.bias", hp.q_dim(), q0, q1));
       COHORT_ASSIGN_OR_RETURN(L.bk, b.vec(p + "attn_k.bias", hp.kv_dim(), kv0, kv1));
@@ -120,14 +177,13 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
       COHORT_ASSIGN_OR_RETURN(L.k_norm, b.vec(p + "attn_k_norm.weight", hd));
     }
     COHORT_ASSIGN_OR_RETURN(L.wo,
-                            b.col_sliced(p + "attn_output.weight", hp.dim, hp.q_dim(), q0, q1));
-    COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", hp.dim));
-    COHORT_ASSIGN_OR_RETURN(auto wg, b.matrix(p + "ffn_gate.weight", hp.ffn_dim, hp.dim));
-    COHORT_ASSIGN_OR_RETURN(auto wu, b.matrix(p + "ffn_up.weight", hp.ffn_dim, hp.dim));
-    L.w_gate = wg.row_slice(shard.ffn_begin, shard.ffn_end);
-    L.w_up = wu.row_slice(shard.ffn_begin, shard.ffn_end);
-    COHORT_ASSIGN_OR_RETURN(L.w_down, b.col_sliced(p + "ffn_down.weight", hp.dim, hp.ffn_dim,
-                                                   shard.ffn_begin, shard.ffn_end));
+                            b.matrix(p + "attn_output.weight", dim, hp.q_dim(), 0, dim, q0, q1));
+    COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", dim));
+    COHORT_ASSIGN_OR_RETURN(L.w_gate,
+                            b.matrix(p + "ffn_gate.weight", hp.ffn_dim, dim, f0, f1, 0, dim));
+    COHORT_ASSIGN_OR_RETURN(L.w_up, b.matrix(p + "ffn_up.weight", hp.ffn_dim, dim, f0, f1, 0, dim));
+    COHORT_ASSIGN_OR_RETURN(L.w_down,
+                            b.matrix(p + "ffn_down.weight", dim, hp.ffn_dim, 0, dim, f0, f1));
     w.layers.push_back(std::move(L));
   }
   return w;

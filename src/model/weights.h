@@ -4,6 +4,8 @@
 // bind time, so the forward pass can trust them.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -25,6 +27,24 @@ struct LayerWeights {
   kernels::WeightMatrix w_down;        // columns sliced likewise
 };
 
+// One tensor as a shard uses it: rows [r0, r1) and columns [c0, c1) of a [rows][cols]
+// matrix (GGUF shape {cols, rows}); a vector of n elements is rows = 1, cols = n. Column
+// bounds fall on block boundaries of the tensor's type.
+struct TensorCut {
+  std::string name;
+  int64_t rows = 1, cols = 0;
+  int64_t r0 = 0, r1 = 1, c0 = 0, c1 = 0;
+  bool is_vector = false;  // GGUF shape {cols} rather than {cols, rows}
+
+  int64_t cut_rows() const { return r1 - r0; }
+  int64_t cut_cols() const { return c1 - c0; }
+  bool whole() const { return r0 == 0 && r1 == rows && c0 == 0 && c1 == cols; }
+};
+
+// A shard file (model/shard_export.h) records the ShardSpec it was cut for; nullopt for an
+// ordinary model file.
+std::optional<ShardSpec> shard_file_spec(const format::GgufFile& file);
+
 struct Weights {
   kernels::WeightMatrix token_embd;      // [n_vocab rows][dim]; set when the shard embeds
   std::vector<float> output_norm;        // [dim]; set when the shard outputs
@@ -34,8 +54,13 @@ struct Weights {
 
   // kt is the kernel table that will run the model: every matrix type must have a vec_dot
   // there, and column slices must fall on block boundaries of each type.
+  //
+  // file is a whole model, or a shard file cut for exactly this shard (its tensors already
+  // sliced; any other shard is refused with a clear error). When cuts is given, it receives
+  // every tensor the shard reads, once each, in binding order: what a shard file holds.
   static Result<Weights> bind(const format::GgufFile& file, const HParams& hp,
-                              const ShardSpec& shard, const kernels::KernelTable& kt);
+                              const ShardSpec& shard, const kernels::KernelTable& kt,
+                              std::vector<TensorCut>* cuts = nullptr);
 };
 
 }  // namespace cohort::model

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "kernels/kernels.h"
+#include "model/shard_export.h"
 #include "model/transformer.h"
 #include "net/discovery.h"
 #include "net/frame.h"
@@ -19,12 +20,16 @@
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
 #include "runtime/node_probe.h"
+#include "runtime/shard_transfer.h"
 
 namespace cohort::runtime {
 
 namespace {
 
 constexpr int64_t kIoTimeoutMs = 30'000;
+// A worker answering setup may first hash a cached shard or page in its model: allow time
+// for tens of GiB from disk.
+constexpr int64_t kSetupTimeoutMs = 600'000;
 
 struct Worker {
   net::HostPort address;
@@ -33,12 +38,14 @@ struct Worker {
   LinkReport link;
 };
 
+// Sends one message and reads the answer, which must be of type expect or expect_too.
 Result<net::Frame> request(net::Socket& s, uint16_t type, const std::vector<uint8_t>& payload,
-                           uint16_t expect) {
+                           uint16_t expect, uint16_t expect_too = 0,
+                           int64_t timeout_ms = kIoTimeoutMs) {
   COHORT_RETURN_IF_ERROR(net::write_frame(s, type, payload.data(), payload.size(), kIoTimeoutMs));
   COHORT_ASSIGN_OR_RETURN(net::Frame f,
-                          net::read_frame(s, cluster::kMaxControlPayload, kIoTimeoutMs));
-  if (f.type != expect) {
+                          net::read_frame(s, cluster::kMaxControlPayload, timeout_ms));
+  if (f.type != expect && (expect_too == 0 || f.type != expect_too)) {
     return Status::corrupt("cluster: " + s.peer() + " answered message " + std::to_string(f.type) +
                            ", expected " + std::to_string(expect));
   }
@@ -82,7 +89,43 @@ struct ClusterSession::Impl {
 
   Status connect_workers();
   Status setup();
+  Status setup_worker(Worker& w, const cluster::SetupRequest& req);
 };
+
+Status ClusterSession::Impl::setup_worker(Worker& w, const cluster::SetupRequest& req) {
+  COHORT_ASSIGN_OR_RETURN(
+      net::Frame f, request(w.control, cluster::kMsgSetup, cluster::encode(req),
+                            cluster::kMsgShardWanted, cluster::kMsgSetupDone, kSetupTimeoutMs));
+  if (f.type == cluster::kMsgShardWanted) {
+    const model::ShardSpec& shard = req.plan.ranks[req.rank].shard;
+    const std::string key = model::shard_key(req.model_fingerprint, req.model_bytes, shard);
+    net::WireReader r(f.payload);
+    std::string asked;
+    COHORT_RETURN_IF_ERROR(r.str(&asked, 64));
+    if (asked != key) {
+      return Status::corrupt("cluster: " + w.info.name + " asked for shard " + asked +
+                             ", expected " + key);
+    }
+    COHORT_ASSIGN_OR_RETURN(format::GgufWriter shard_file, model::shard_writer(*file, shard));
+    COHORT_LOG_INFO("cluster: shipping %.1f MiB of weights (%s) to %s",
+                    shard_file.total_bytes() / 1048576.0, shard.to_string().c_str(),
+                    w.info.name.c_str());
+    COHORT_RETURN_IF_ERROR(send_shard(w.control, shard_file, key, w.info.name, kIoTimeoutMs));
+    COHORT_ASSIGN_OR_RETURN(
+        f, net::read_frame(w.control, cluster::kMaxControlPayload, kSetupTimeoutMs));
+    if (f.type != cluster::kMsgSetupDone) {
+      return Status::corrupt("cluster: " + w.info.name + " answered message " +
+                             std::to_string(f.type) + " after its shard");
+    }
+  }
+  net::WireReader r(f.payload.data(), f.payload.size());
+  uint8_t ok = 0;
+  std::string msg;
+  COHORT_RETURN_IF_ERROR(r.u8(&ok));
+  COHORT_RETURN_IF_ERROR(r.str(&msg, 4096));
+  if (!ok) return Status::unavailable(msg);
+  return Status::ok();
+}
 
 Status ClusterSession::Impl::connect_workers() {
   std::vector<net::HostPort> addrs = options.workers;
@@ -165,6 +208,7 @@ Status ClusterSession::Impl::setup() {
   req.n_ctx = options.n_ctx;
   req.max_batch = options.max_batch;
   req.kv_type = static_cast<uint32_t>(options.kv_type);
+  req.ship_always = options.ship_always;
 
   std::optional<comm::TcpMeshListener> listener;
   if (options.transport == "tcp") {
@@ -190,17 +234,11 @@ Status ClusterSession::Impl::setup() {
         "/cohort-" + std::to_string(::getpid()) + "-" + std::to_string(now_ns() % 1000000007);
   }
 
-  // Every worker loads and validates its shard first; only then does anyone join.
+  // Every worker loads and validates its shard first (shipped to it when it lacks the
+  // model); only then does anyone join.
   for (size_t i = 0; i < workers.size(); ++i) {
     req.rank = static_cast<int32_t>(i + 1);
-    COHORT_ASSIGN_OR_RETURN(net::Frame f, request(workers[i].control, cluster::kMsgSetup,
-                                                  cluster::encode(req), cluster::kMsgSetupDone));
-    net::WireReader r(f.payload.data(), f.payload.size());
-    uint8_t ok = 0;
-    std::string msg;
-    COHORT_RETURN_IF_ERROR(r.u8(&ok));
-    COHORT_RETURN_IF_ERROR(r.str(&msg, 4096));
-    if (!ok) return Status::unavailable(msg);
+    COHORT_RETURN_IF_ERROR(setup_worker(workers[i], req));
   }
   req.rank = 0;
   pool = std::make_unique<ThreadPool>(options.threads);

@@ -34,6 +34,9 @@ struct ClusterOptions {
   DType kv_type = DType::kF16;
   std::string bind_host = "127.0.0.1";  // the head's data-plane address
   std::string name = "head";
+  // Ship each worker its shard even when it has the same model file (default: only to
+  // workers that lack it; shipped shards are cached on the worker by content).
+  bool ship_always = false;
 };
 
 struct LinkReport {

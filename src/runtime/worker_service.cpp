@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "format/gguf.h"
 #include "kernels/kernels.h"
+#include "model/shard_export.h"
 #include "model/transformer.h"
 #include "net/discovery.h"
 #include "net/frame.h"
@@ -19,6 +20,8 @@
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
 #include "runtime/node_probe.h"
+#include "runtime/shard_cache.h"
+#include "runtime/shard_transfer.h"
 
 namespace cohort::runtime {
 namespace {
@@ -102,25 +105,54 @@ class Session {
     return reply(s_, cluster::kMsgPrepared, w.data());
   }
 
+  // The weights for this rank's shard: a verified cached shard file, else the head's model
+  // file when this node has the same one (and the head allows it), else the shard shipped
+  // by the head into the cache.
+  Result<format::GgufFile> open_weights(const cluster::SetupRequest& req,
+                                        const model::ShardSpec& shard) {
+    const std::string key = model::shard_key(req.model_fingerprint, req.model_bytes, shard);
+    const ShardCache cache(o_.cache_dir.empty() ? ShardCache::default_dir() : o_.cache_dir);
+    if (auto cached = cache.find(key); cached.is_ok()) {
+      COHORT_LOG_INFO("worker %s: using cached shard %s", o_.name.c_str(), cached->c_str());
+      return format::GgufFile::open(*cached);
+    } else if (cached.status().code() != StatusCode::kNotFound) {
+      COHORT_LOG_WARN("worker %s: %s", o_.name.c_str(), cached.status().message().c_str());
+    }
+    if (!req.ship_always) {
+      auto file = format::GgufFile::open(req.model_path);
+      if (file.is_ok() && file->file_bytes() == req.model_bytes &&
+          cluster::model_fingerprint(*file) == req.model_fingerprint) {
+        COHORT_LOG_INFO("worker %s: using the local copy of %s", o_.name.c_str(),
+                        req.model_path.c_str());
+        return file;
+      }
+      COHORT_LOG_INFO("worker %s: %s", o_.name.c_str(),
+                      file.is_ok() ? (req.model_path + " here differs from the head's").c_str()
+                                   : file.status().message().c_str());
+    }
+    COHORT_LOG_INFO("worker %s: asking the head for shard %s (%s)", o_.name.c_str(), key.c_str(),
+                    shard.to_string().c_str());
+    net::WireWriter w;
+    w.str(key);
+    COHORT_RETURN_IF_ERROR(reply(s_, cluster::kMsgShardWanted, w.data()));
+    COHORT_ASSIGN_OR_RETURN(std::string path, receive_shard(s_, cache, key, kIoTimeoutMs));
+    return format::GgufFile::open(path);
+  }
+
   Status setup(const net::Frame& f) {
     cluster::SetupRequest req;
     Status st = cluster::decode(f.payload, &req);
     if (!st.is_ok()) return st;
+    const cluster::RankPlan& me = req.plan.ranks[req.rank];
     // Load first and say so: the head joins the data plane only when every rank loaded.
-    auto file = format::GgufFile::open(req.model_path);
+    auto file = open_weights(req, me.shard);
     if (!file.is_ok()) {
-      return reply_done(
-          s_, Status::not_found("worker " + o_.name +
-                                ": cannot open the model here: " + file.status().message() +
-                                " (weight shipping is not implemented yet)"));
-    }
-    if (file->file_bytes() != req.model_bytes ||
-        cluster::model_fingerprint(*file) != req.model_fingerprint) {
-      return reply_done(s_, Status::invalid_argument("worker " + o_.name + ": " + req.model_path +
-                                                     " differs from the head's file"));
+      Status failed =
+          Status(file.status().code(), "worker " + o_.name + ": " + file.status().message());
+      (void)reply_done(s_, failed);
+      return failed;  // the stream may be out of step: end this head's session
     }
     ThreadPool pool(req.threads > 0 ? req.threads : o_.threads);
-    const cluster::RankPlan& me = req.plan.ranks[req.rank];
     // The model binds to the stage group, which exists only after joining; validate the
     // shard now against a group of one so errors reach the head before anyone connects.
     auto probe_comm = comm::make_local_communicator();

@@ -21,6 +21,7 @@ struct WorkerOptions {
   bool announce = true;
   net::HostPort multicast_group{"239.255.77.77", 52416};
   int64_t announce_interval_ms = 500;
+  std::string cache_dir;  // shards shipped by heads (empty: ShardCache::default_dir())
 };
 
 // Runs until stop becomes true (checked about every 200 ms while idle). Returns an error

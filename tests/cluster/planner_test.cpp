@@ -39,6 +39,30 @@ TEST(SplitRange, ProportionalAlignedNonEmpty) {
   EXPECT_FALSE(split_range(64, 32, {1, 1, 1}).is_ok());  // 2 units for 3 parts
 }
 
+// Measurements wobble between runs; the placement must not (a worker's cached shard is only
+// reusable when its shard is the same), yet a node twice as fast still gets more.
+TEST(Planner, SmallMeasurementNoiseKeepsThePlanMaterialDifferencesChangeIt) {
+  for (ParallelMode mode : {ParallelMode::kTensor, ParallelMode::kPipeline}) {
+    PlanOptions o;
+    o.mode = mode;
+    auto a_nodes = nodes(3), b_nodes = nodes(3), fast = nodes(3);
+    b_nodes[1].speed = 1.07;
+    b_nodes[2].speed = 0.94;
+    b_nodes[2].free_bytes = b_nodes[2].free_bytes / 100 * 96;
+    fast[2].speed = 2.0;
+    auto a = plan_placement(a_nodes, LinkMatrix::uniform(3, 10, 1e9), toy(), o);
+    auto b = plan_placement(b_nodes, LinkMatrix::uniform(3, 10, 1e9), toy(), o);
+    auto f = plan_placement(fast, LinkMatrix::uniform(3, 10, 1e9), toy(), o);
+    ASSERT_TRUE(a.is_ok() && b.is_ok() && f.is_ok());
+    for (int r = 0; r < 3; ++r) EXPECT_TRUE(a->ranks[r].shard == b->ranks[r].shard) << r;
+    EXPECT_FALSE(a->ranks[2].shard == f->ranks[2].shard);
+    o.even_shares = true;  // ...unless asked to share evenly
+    auto e = plan_placement(fast, LinkMatrix::uniform(3, 10, 1e9), toy(), o);
+    ASSERT_TRUE(e.is_ok());
+    for (int r = 0; r < 3; ++r) EXPECT_TRUE(a->ranks[r].shard == e->ranks[r].shard) << r;
+  }
+}
+
 TEST(Planner, TensorSplitsHeadsOnGroupsAndCoversEverything) {
   PlanOptions o;
   o.mode = ParallelMode::kTensor;

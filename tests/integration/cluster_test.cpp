@@ -289,6 +289,102 @@ TEST(ClusterServe, CompletionsAndStatusFromTheHead) {
 namespace cohort {
 namespace {
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Weight shipping: workers that must not use their own copy of the model get their shard
+// from the head, keep it in their cache, and compute exactly what they compute from the
+// model file (same bytes, same kernels: identical text). A second run uses the cache; a
+// damaged cached shard is detected by its hash, dropped and shipped again. (--balance even:
+// on a loaded test machine the measured speeds, and with them the shards, could change
+// between runs.)
+TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
+  testing::TempDir dir;
+  const std::string key = dir.file("k"), model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kBin + " synth --dim 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512 " +
+                        "--vocab 512 --type q4_0 -o " + model + " 2>/dev/null")
+                .exit_code,
+            0);
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  std::string list;
+  for (int i = 0; i < 2; ++i) {
+    const int port = testing::free_port();
+    const std::string name = "s" + std::to_string(i);
+    workers.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--key-file", key, "--name", name, "-t", "1", "--no-announce",
+                                 "--cache-dir", dir.file(name + "-cache")},
+        dir.file(name + ".log")));
+    ASSERT_TRUE(testing::wait_for_port(port, 5000)) << workers.back()->log();
+    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  }
+  auto run = [&](const std::string& mode, const std::string& extra, std::string* log) {
+    const std::string err = dir.file("head.log");
+    auto r = run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n 24 --temp 0 -t 1 " +
+                         "--workers " + list + " --parallel " + mode +
+                         " --balance even --key-file " + key + " " + extra + " 2>" + err);
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *log = ss.str();
+    return r;
+  };
+  auto asked = [&](int w) { return count(workers[w]->log(), "asking the head for shard"); };
+  auto cached = [&](int w) { return count(workers[w]->log(), "using cached shard"); };
+
+  for (const std::string mode : {"tensor", "pipeline"}) {
+    SCOPED_TRACE(mode);
+    std::string log;
+    const auto local = run(mode, "", &log);
+    ASSERT_EQ(local.exit_code, 0) << log;
+    ASSERT_FALSE(local.out.empty());
+    const size_t asked0 = asked(0), asked1 = asked(1), cached0 = cached(0);
+
+    const auto shipped = run(mode, "--ship-weights always", &log);
+    ASSERT_EQ(shipped.exit_code, 0) << log;
+    EXPECT_EQ(shipped.out, local.out);
+    EXPECT_NE(log.find("shipping"), std::string::npos) << log;
+    EXPECT_EQ(asked(0), asked0 + 1) << workers[0]->log();
+    EXPECT_EQ(asked(1), asked1 + 1) << workers[1]->log();
+
+    const auto again = run(mode, "--ship-weights always", &log);
+    ASSERT_EQ(again.exit_code, 0) << log;
+    EXPECT_EQ(again.out, local.out);
+    EXPECT_EQ(asked(0), asked0 + 1) << "the cached shard was not used\n" << workers[0]->log();
+    EXPECT_EQ(cached(0), cached0 + 1) << workers[0]->log();
+
+    // Damage worker 0's cached shard (one byte in the tensor data).
+    std::string shard_path;
+    for (const auto& e : std::filesystem::directory_iterator(dir.file("s0-cache")))
+      if (e.path().extension() == ".gguf" &&
+          e.last_write_time() >= (shard_path.empty()
+                                      ? e.last_write_time()
+                                      : std::filesystem::last_write_time(shard_path)))
+        shard_path = e.path().string();
+    ASSERT_FALSE(shard_path.empty());
+    {
+      std::fstream f(shard_path, std::ios::in | std::ios::out | std::ios::binary);
+      const auto size = std::filesystem::file_size(shard_path);
+      f.seekg(static_cast<std::streamoff>(size - 100));
+      char c = 0;
+      f.read(&c, 1);
+      c = static_cast<char>(c ^ 0x5a);
+      f.seekp(static_cast<std::streamoff>(size - 100));
+      f.write(&c, 1);
+    }
+    const auto repaired = run(mode, "--ship-weights always", &log);
+    ASSERT_EQ(repaired.exit_code, 0) << log;
+    EXPECT_EQ(repaired.out, local.out);
+    EXPECT_NE(workers[0]->log().find("no longer matches its hash"), std::string::npos)
+        << workers[0]->log();
+    EXPECT_EQ(asked(0), asked0 + 2) << workers[0]->log();
+  }
+}
+
 // Each node holds only its shard: a pipeline worker's resident memory grows by about the
 // bytes of its layers (the file is mapped; only the shard's pages are touched), not by the
 // whole model.
@@ -304,38 +400,46 @@ TEST(ClusterMemory, PipelineWorkerHoldsOnlyItsShard) {
           .exit_code,
       0);
   const double model_mib = std::filesystem::file_size(model) / 1048576.0;
-  const int port = testing::free_port();
-  ChildProcess worker({kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
-                       "--key-file", key, "-t", "1", "--no-announce"},
-                      dir.file("w.log"));
-  ASSERT_TRUE(testing::wait_for_port(port, 5000));
-  const double idle_mib = worker.rss_kib() / 1024.0;
-  const int http = testing::free_port();
-  ChildProcess head(
-      {kBin, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port), "--parallel",
-       "pipeline", "--key-file", key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
-      dir.file("head.log"));
-  ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
-  auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
-                                     R"({"prompt":"the cat","max_tokens":4,"temperature":0})");
-  ASSERT_EQ(reply.status, 200) << reply.body;
-  const double busy_mib = worker.rss_kib() / 1024.0;
-  // The planner's estimate of rank 1's bytes (its layers, output projection and KV cache),
-  // from the placement the head printed: "rank 1: ... ~36.0 MiB".
-  const std::string log = head.log();
-  const size_t at = log.find("rank 1:");
-  ASSERT_NE(at, std::string::npos) << log;
-  const size_t tilde = log.find('~', at);
-  const double shard_mib = std::stod(log.substr(tilde + 1));
-  std::printf(
-      "[ memory ] model %.1f MiB; worker idle %.1f MiB, serving %.1f MiB (+%.1f); its shard %.1f "
-      "MiB\n",
-      model_mib, idle_mib, busy_mib, busy_mib - idle_mib, shard_mib);
-  // Allowed: the shard +15%, +16 MiB for buffers, thread stacks and allocator slack.
-  EXPECT_GE(busy_mib - idle_mib, 0.5 * shard_mib) << "the worker did not touch its shard?";
-  EXPECT_LE(busy_mib - idle_mib, 1.15 * shard_mib + 16) << log;
-  EXPECT_LT(shard_mib, 0.8 * model_mib) << log;
-  head.kill(SIGTERM);
+  // auto: the worker maps the model file itself; always: it receives and maps a shard file.
+  for (const std::string ship : {"auto", "always"}) {
+    SCOPED_TRACE("--ship-weights " + ship);
+    const int port = testing::free_port();
+    ChildProcess worker(
+        {kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port), "--key-file", key, "-t",
+         "1", "--no-announce", "--cache-dir", dir.file("cache")},
+        dir.file("w.log"));
+    ASSERT_TRUE(testing::wait_for_port(port, 5000));
+    const double idle_mib = worker.rss_kib() / 1024.0;
+    const int http = testing::free_port();
+    ChildProcess head({kBin, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
+                       "--parallel", "pipeline", "--key-file", key, "-t", "1", "-c", "256",
+                       "--port", std::to_string(http), "--ship-weights", ship},
+                      dir.file("head.log"));
+    ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
+    auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
+                                       R"({"prompt":"the cat","max_tokens":4,"temperature":0})");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    const double busy_mib = worker.rss_kib() / 1024.0;
+    // The planner's estimate of rank 1's bytes (its layers, output projection and KV cache),
+    // from the placement the head printed: "rank 1: ... ~36.0 MiB".
+    const std::string log = head.log();
+    const size_t at = log.find("rank 1:");
+    ASSERT_NE(at, std::string::npos) << log;
+    const size_t tilde = log.find('~', at);
+    const double shard_mib = std::stod(log.substr(tilde + 1));
+    std::printf(
+        "[ memory ] ship %s: model %.1f MiB; worker idle %.1f MiB, serving %.1f MiB (+%.1f); its "
+        "shard %.1f MiB\n",
+        ship.c_str(), model_mib, idle_mib, busy_mib, busy_mib - idle_mib, shard_mib);
+    if (ship == "always") {
+      EXPECT_NE(worker.log().find("receiving shard"), std::string::npos) << worker.log();
+    }
+    // Allowed: the shard +15%, +16 MiB for buffers, thread stacks and allocator slack.
+    EXPECT_GE(busy_mib - idle_mib, 0.5 * shard_mib) << "the worker did not touch its shard?";
+    EXPECT_LE(busy_mib - idle_mib, 1.15 * shard_mib + 16) << log;
+    EXPECT_LT(shard_mib, 0.8 * model_mib) << log;
+    head.kill(SIGTERM);
+  }
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "comm/in_process_group.h"
 #include "core/rng.h"
 #include "format/gguf.h"
+#include "model/shard_export.h"
 #include "model/synth.h"
 #include "model/transformer.h"
 #include "support/temp_dir.h"
@@ -81,8 +83,20 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
     // no tensor parallelism, so the model gets a group of one.
     auto local = comm::make_local_communicator();
     comm::Communicator& tp = pipeline ? *local : comm;
-    COHORT_ASSIGN_OR_RETURN(auto m,
-                            model::Transformer::create(*file_, s, tp, pool, kernels::best(), 6));
+    // With shard files, the rank binds the file a head would ship it instead of the model.
+    std::optional<format::GgufFile> shard_file;
+    if (from_shard_files_) {
+      COHORT_ASSIGN_OR_RETURN(format::GgufWriter w, model::shard_writer(*file_, s));
+      auto bytes = std::make_shared<const std::vector<uint8_t>>(w.write_memory());
+      if (bytes->size() != w.total_bytes()) return Status::internal("total_bytes() is wrong");
+      COHORT_ASSIGN_OR_RETURN(auto f, format::GgufFile::from_bytes("shard", bytes));
+      shard_file.emplace(std::move(f));
+      uint64_t tensor_bytes = 0;
+      for (const auto& t : shard_file->tensors()) tensor_bytes += t.bytes;
+      shard_tensor_bytes_[r] = tensor_bytes;
+    }
+    COHORT_ASSIGN_OR_RETURN(auto m, model::Transformer::create(shard_file ? *shard_file : *file_, s,
+                                                               tp, pool, kernels::best(), 6));
     COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(32, DType::kF32));
     const int64_t V = hp_.n_vocab, D = hp_.dim, T = static_cast<int64_t>(seq_.size());
     out->assign(T * V, 0.f);
@@ -132,7 +146,22 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
     }
   }
 
+  // Runs split from the model file and from shard files cut for each rank: the logits must
+  // be bit-identical (the same bytes reach the same kernels).
+  void expect_shard_files_identical(const Split& split) {
+    from_shard_files_ = false;
+    const std::vector<float> whole = run(split);
+    from_shard_files_ = true;
+    shard_tensor_bytes_.assign(8, 0);
+    const std::vector<float> shipped = run(split);
+    from_shard_files_ = false;
+    ASSERT_EQ(whole.size(), shipped.size());
+    EXPECT_TRUE(whole == shipped) << "logits from shard files differ";
+  }
+
   testing::TempDir dir_;
+  bool from_shard_files_ = false;
+  std::vector<uint64_t> shard_tensor_bytes_ = std::vector<uint64_t>(8, 0);
   std::unique_ptr<format::GgufFile> file_;
   model::HParams hp_;
   std::vector<int32_t> seq_;
@@ -171,6 +200,50 @@ TEST_P(ShardedForward, TensorParallelSplitInsideGqaGroupReplicatesKvHeads) {
 TEST_P(ShardedForward, PipelineTwoAndThreeStages) {
   expect_close(run({{}, {}, {{0, 1}, {1, 3}}}));
   expect_close(run({{}, {}, {{0, 1}, {1, 2}, {2, 3}}}));
+}
+
+TEST_P(ShardedForward, ShardFilesGiveTheSameLogitsAsTheModelFile) {
+  expect_shard_files_identical({{{0, 2}, {2, 4}, {4, 8}}, {{0, 96}, {96, 160}, {160, 256}}, {}});
+  expect_shard_files_identical(
+      {{{0, 2}, {2, 4}, {4, 6}, {6, 8}}, {{0, 64}, {64, 128}, {128, 192}, {192, 256}}, {}});
+  expect_shard_files_identical({{}, {}, {{0, 1}, {1, 2}, {2, 3}}});
+  // Pipeline stages partition the model: their shard files hold every tensor exactly once.
+  uint64_t whole = 0, parts = 0;
+  for (const auto& t : file_->tensors()) whole += t.bytes;
+  for (uint64_t b : shard_tensor_bytes_) parts += b;
+  EXPECT_EQ(parts, whole);
+}
+
+TEST_P(ShardedForward, ShardFileServesOnlyItsShard) {
+  model::ShardSpec s = model::ShardSpec::whole(hp_);
+  s.layer_end = 2;
+  s.outputs = false;
+  auto w = model::shard_writer(*file_, s);
+  ASSERT_TRUE(w.is_ok()) << w.status().message();
+  auto f = format::GgufFile::from_bytes(
+      "shard.gguf", std::make_shared<const std::vector<uint8_t>>(w->write_memory()));
+  ASSERT_TRUE(f.is_ok()) << f.status().message();
+  ASSERT_TRUE(model::shard_file_spec(*f).has_value());
+  EXPECT_TRUE(*model::shard_file_spec(*f) == s);
+  EXPECT_FALSE(model::shard_file_spec(*file_).has_value());
+
+  auto local = comm::make_local_communicator();
+  ThreadPool pool(1);
+  model::ShardSpec other = s;
+  other.layer_end = 3;
+  auto m = model::Transformer::create(*f, other, *local, pool, kernels::best(), 6);
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("is a shard file cut for layers [0,2)"), std::string::npos)
+      << m.status().message();
+  // A shard is cut from the whole model, never from another shard.
+  auto again = model::shard_writer(*f, s);
+  ASSERT_FALSE(again.is_ok());
+  EXPECT_NE(again.status().message().find("already a shard file"), std::string::npos);
+  // Keys name the source and the shard.
+  EXPECT_EQ(model::shard_key(1, 2, s), model::shard_key(1, 2, s));
+  EXPECT_NE(model::shard_key(1, 2, s), model::shard_key(1, 2, other));
+  EXPECT_NE(model::shard_key(1, 2, s), model::shard_key(3, 2, s));
+  EXPECT_EQ(model::shard_key(1, 2, s).size(), 16u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ShardedForward, ::testing::Values(DType::kF32, DType::kQ8_0),
