@@ -25,6 +25,7 @@ struct WorkerArgs {
   bool no_announce = false;
   std::string group = "239.255.77.77:52416";
   std::string cache_dir;
+  std::string peers;
 };
 
 int worker(const WorkerArgs& a) {
@@ -39,6 +40,21 @@ int worker(const WorkerArgs& a) {
     }
   }
   o.cache_dir = a.cache_dir;
+  // host[:port] of heads to announce to by unicast; the port defaults to discovery's.
+  for (size_t at = 0; at < a.peers.size();) {
+    size_t comma = a.peers.find(',', at);
+    if (comma == std::string::npos) comma = a.peers.size();
+    std::string item = a.peers.substr(at, comma - at);
+    at = comma + 1;
+    if (item.empty()) continue;
+    if (item.find(':') == std::string::npos) item += ":" + std::to_string(group->port);
+    auto peer = net::parse_host_port(item);
+    if (!peer.is_ok()) {
+      std::fprintf(stderr, "error: --peers: %s\n", peer.status().message().c_str());
+      return 2;
+    }
+    o.peers.push_back(*peer);
+  }
   o.listen = *listen;
   o.multicast_group = *group;
   o.key = *key;
@@ -72,6 +88,8 @@ void add_worker_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--name", a->name, "Node name (default host:port)");
   cmd->add_option("-t,--threads", a->threads, "Compute threads (default: all cores)");
   cmd->add_flag("--no-announce", a->no_announce, "Do not advertise by UDP multicast");
+  cmd->add_option("--peers", a->peers,
+                  "Heads to announce to by unicast where multicast is blocked: host[:port],...");
   cmd->add_option("--multicast", a->group, "Discovery group address");
   cmd->add_option("--cache-dir", a->cache_dir,
                   "Where shipped shards are kept (default: ~/.cache/cohort/shards)");

@@ -36,6 +36,7 @@ Result<runtime::ClusterOptions> cluster_options(const ModelFlags& f, int64_t n_c
   o.link_delay_us = f.link_delay_us;
   o.ship_always = f.ship_weights == "always";
   o.plan.even_shares = f.balance == "even";
+  COHORT_ASSIGN_OR_RETURN(o.multicast_group, net::parse_host_port(f.discovery));
   o.threads = f.threads;
   o.n_ctx = n_ctx;
   o.max_batch = f.batch;
@@ -73,6 +74,8 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--balance", f->balance,
                   "measured: share work by measured speed x free memory; even: equal shares")
       ->check(CLI::IsMember({"measured", "even"}));
+  cmd->add_option("--multicast", f->discovery,
+                  "Discovery group:port for --workers auto (workers' --peers send here too)");
 }
 
 Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {

@@ -38,6 +38,7 @@ struct ModelFlags {
   std::string bind_host = "127.0.0.1";
   std::string ship_weights = "auto";
   std::string balance = "measured";
+  std::string discovery = "239.255.77.77:52416";
 };
 
 // Registers -m, --tokenizer, -t, -c, --kv-type, -b and the cluster flags on cmd.

@@ -36,9 +36,14 @@ enum MessageType : uint16_t {
   kMsgShardBegin = 14,   // str key, u64 total bytes
   kMsgShardChunk = 15,   // u64 offset, u64 xxh3-64 of the data, then the data
   kMsgShardEnd = 16,     // u64 lo, u64 hi: xxh3-128 of the whole file
-  kMsgCount              // one past the last id: bump the protocol version when this changes
+  // Worker-to-worker links: the head asks a worker to measure its link to another worker's
+  // control address (str host:port); the answer is f64 rtt_us, f64 bytes/s, or kMsgError
+  // (str reason) when the peer cannot be reached.
+  kMsgProbePeer = 17,
+  kMsgPeerLink = 18,
+  kMsgCount  // one past the last id: bump the protocol version when this changes
 };
-static_assert(kMsgCount == 17, "control message ids changed: bump net::kProtocolVersion");
+static_assert(kMsgCount == 19, "control message ids changed: bump net::kProtocolVersion");
 
 // Most a control payload may carry (probe data included).
 inline constexpr size_t kMaxControlPayload = 64u << 20;

@@ -102,7 +102,7 @@ Result<Announcement> decode_announcement(const uint8_t* p, size_t n) {
 
 struct Announcer::Impl {
   udp::socket sock{io()};
-  udp::endpoint dest;
+  std::vector<udp::endpoint> dests;  // the group (unless disabled), then the unicast peers
   int64_t interval_ms = 1000;
   std::thread thread;
 
@@ -113,18 +113,26 @@ struct Announcer::Impl {
 
   std::string hint;  // no_route_hint() for the chosen interface
 
+  // Sends to every destination; fails only when none could be reached.
   Status send_once() {
     std::vector<uint8_t> bytes;
     {
       std::lock_guard<std::mutex> lock(mu);
       bytes = payload;
     }
-    error_code ec;
-    sock.send_to(asio::buffer(bytes), dest, 0, ec);
-    if (ec) {
-      return Status::unavailable("discovery: cannot send to " + dest.address().to_string() + ":" +
-                                 std::to_string(dest.port()) + ": " + ec.message() + hint);
+    std::string errors;
+    size_t sent = 0;
+    for (const udp::endpoint& dest : dests) {
+      error_code ec;
+      sock.send_to(asio::buffer(bytes), dest, 0, ec);
+      if (!ec) {
+        ++sent;
+        continue;
+      }
+      errors += (errors.empty() ? "" : "; ") + dest.address().to_string() + ":" +
+                std::to_string(dest.port()) + ": " + ec.message();
     }
+    if (sent == 0) return Status::unavailable("discovery: cannot send to " + errors + hint);
     return Status::ok();
   }
 
@@ -164,19 +172,33 @@ void Announcer::update(const Announcement& a) {
 
 Result<std::unique_ptr<Announcer>> Announcer::start(const Announcement& a, const HostPort& group,
                                                     int64_t interval_ms,
-                                                    const std::string& interface_ip) {
+                                                    const std::string& interface_ip,
+                                                    const std::vector<HostPort>& unicast_peers,
+                                                    bool multicast) {
   if (a.name.size() > kMaxPeerNameBytes || a.role.size() > kMaxPeerRoleBytes ||
       a.control.host.size() > 255) {
     return Status::invalid_argument("discovery: announcement name, role or host is too long");
   }
   if (interval_ms <= 0) return Status::invalid_argument("discovery: interval_ms must be > 0");
-  COHORT_ASSIGN_OR_RETURN(const udp::endpoint dest, group_endpoint(group));
-  COHORT_ASSIGN_OR_RETURN(const asio::ip::address_v4 iface, interface_address(interface_ip));
   auto impl = std::make_unique<Impl>();
-  impl->dest = dest;
+  if (multicast) {
+    COHORT_ASSIGN_OR_RETURN(const udp::endpoint dest, group_endpoint(group));
+    impl->dests.push_back(dest);
+  }
+  for (const HostPort& peer : unicast_peers) {
+    error_code ec;
+    const asio::ip::address_v4 ip = asio::ip::make_address_v4(peer.host, ec);
+    if (ec) {
+      return Status::invalid_argument("discovery: peer " + peer.to_string() +
+                                      " is not an IPv4 address");
+    }
+    impl->dests.emplace_back(ip, peer.port);
+  }
+  if (impl->dests.empty()) return Status::invalid_argument("discovery: nowhere to announce to");
+  COHORT_ASSIGN_OR_RETURN(const asio::ip::address_v4 iface, interface_address(interface_ip));
   impl->interval_ms = interval_ms;
   impl->payload = encode_announcement(a);
-  impl->hint = no_route_hint(interface_ip);
+  impl->hint = multicast ? no_route_hint(interface_ip) : "";
   error_code ec;
   impl->sock.open(udp::v4(), ec);
   if (!ec) impl->sock.set_option(asio::ip::multicast::hops(1), ec);
@@ -213,13 +235,29 @@ Result<std::vector<Announcement>> discover(const HostPort& group, int64_t wait_m
   }
   sock.non_blocking(true, ec);
   if (ec) return Status::io_error("discovery: cannot configure socket: " + ec.message());
+  // Workers started with --peers send their announcements straight to this port: listen
+  // for those too (on the chosen interface, or every one). Optional: a port already taken
+  // by another head on this host leaves discovery to multicast.
+  udp::socket direct(io());
+  direct.open(udp::v4(), ec);
+  if (!ec) direct.set_option(udp::socket::reuse_address(true), ec);
+  if (!ec) {
+    direct.bind(
+        udp::endpoint(interface_ip.empty() ? asio::ip::address_v4::any() : iface, group.port), ec);
+  }
+  if (!ec) direct.non_blocking(true, ec);
+  if (ec) {
+    COHORT_LOG_DEBUG("discovery: not listening for direct announcements: %s", ec.message().c_str());
+    direct.close(ec);
+  }
 
   std::vector<Announcement> heard;
   const int64_t end_ns = now_ns() + std::max<int64_t>(wait_ms, 0) * 1'000'000;
   uint8_t buf[2048];
   for (;;) {
     udp::endpoint from;
-    const size_t n = sock.receive_from(asio::buffer(buf), from, 0, ec);
+    size_t n = sock.receive_from(asio::buffer(buf), from, 0, ec);
+    if (ec && direct.is_open()) n = direct.receive_from(asio::buffer(buf), from, 0, ec);
     if (!ec) {
       Result<Announcement> a = decode_announcement(buf, n);
       if (!a.is_ok()) {
@@ -249,8 +287,9 @@ Result<std::vector<Announcement>> discover(const HostPort& group, int64_t wait_m
     }
     const int64_t left_ns = end_ns - now_ns();
     if (left_ns <= 0) break;
-    pollfd p{sock.native_handle(), POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>((left_ns + 999'999) / 1'000'000));
+    pollfd p[2] = {{sock.native_handle(), POLLIN, 0},
+                   {direct.is_open() ? direct.native_handle() : -1, POLLIN, 0}};
+    ::poll(p, 2, static_cast<int>((left_ns + 999'999) / 1'000'000));
   }
   return heard;
 }

@@ -45,8 +45,10 @@ std::vector<uint8_t> encode_announcement(const Announcement& a);
 // kCorrupt "discovery: ..." on anything malformed.
 Result<Announcement> decode_announcement(const uint8_t* p, size_t n);
 
-// Sends an announcement to `group` every interval_ms from a background thread until
-// destroyed. interface_ip ("" = the OS's choice by route) picks the outgoing interface.
+// Sends an announcement to `group` (unless multicast is false) and to each of
+// unicast_peers (IPv4 host:port of heads' discovery ports: the static fallback where
+// multicast is blocked) every interval_ms from a background thread until destroyed.
+// interface_ip ("" = the OS's choice by route) picks the outgoing multicast interface.
 // Thread-safe: update() may be called from any thread.
 class Announcer {
  public:
@@ -54,7 +56,9 @@ class Announcer {
   // fails here ("discovery: ..."); later send failures are logged once and retried.
   static Result<std::unique_ptr<Announcer>> start(const Announcement& a, const HostPort& group,
                                                   int64_t interval_ms,
-                                                  const std::string& interface_ip = "");
+                                                  const std::string& interface_ip = "",
+                                                  const std::vector<HostPort>& unicast_peers = {},
+                                                  bool multicast = true);
   // Replaces what later announcements say (free memory changes, for instance).
   void update(const Announcement& a);
   // Stops the thread (promptly, not after a full interval) and closes the socket.
@@ -70,7 +74,9 @@ class Announcer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Joins `group` on interface_ip ("" = the OS's choice), listens for wait_ms and returns the
+// Joins `group` on interface_ip ("" = the OS's choice), and listens on group.port of
+// interface_ip (every interface when "") for announcements sent there directly by unicast;
+// listens for wait_ms and returns the
 // distinct announcements heard, deduplicated by control address (the latest wins), in the
 // order first heard. Malformed datagrams are ignored. Errors: joining or binding failed
 // ("discovery: ..."). Thread-safe (each call has its own socket).

@@ -19,6 +19,7 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_transfer.h"
 
@@ -52,26 +53,6 @@ Result<net::Frame> request(net::Socket& s, uint16_t type, const std::vector<uint
   return f;
 }
 
-// Median round trip of small pings, and the rate of one 4 MiB probe.
-Status measure_link(Worker& w) {
-  std::vector<double> rtts;
-  std::vector<uint8_t> ping(64, 0x5a);
-  for (int i = 0; i < 16; ++i) {
-    const double t0 = now_s();
-    COHORT_RETURN_IF_ERROR(request(w.control, cluster::kMsgPing, ping, cluster::kMsgPong).status());
-    rtts.push_back((now_s() - t0) * 1e6);
-  }
-  std::sort(rtts.begin(), rtts.end());
-  w.link.rtt_us = rtts[rtts.size() / 2];
-  std::vector<uint8_t> bulk(4 << 20, 0xa5);
-  const double t0 = now_s();
-  COHORT_RETURN_IF_ERROR(
-      request(w.control, cluster::kMsgProbeData, bulk, cluster::kMsgProbeAck).status());
-  w.link.bandwidth_bytes_per_s = bulk.size() / std::max(1e-6, now_s() - t0 - w.link.rtt_us * 1e-6);
-  w.link.node = w.info.name;
-  return Status::ok();
-}
-
 }  // namespace
 
 struct ClusterSession::Impl {
@@ -87,7 +68,11 @@ struct ClusterSession::Impl {
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
 
+  // peer_links[i][j]: worker i's measured link to worker j (rtt 0 when unmeasured).
+  std::vector<std::vector<LinkReport>> peer_links;
+
   Status connect_workers();
+  void probe_worker_links();
   Status setup();
   Status setup_worker(Worker& w, const cluster::SetupRequest& req);
 };
@@ -156,10 +141,19 @@ Status ClusterSession::Impl::connect_workers() {
     Worker w;
     w.address = a;
     w.control = std::move(s).value();
-    COHORT_ASSIGN_OR_RETURN(
-        net::Frame f, request(w.control, cluster::kMsgNodeInfoRequest, {}, cluster::kMsgNodeInfo));
+    // A worker busy with another head says so (kMsgError) and is left out.
+    COHORT_ASSIGN_OR_RETURN(net::Frame f, request(w.control, cluster::kMsgNodeInfoRequest, {},
+                                                  cluster::kMsgNodeInfo, cluster::kMsgError));
+    if (f.type == cluster::kMsgError) {
+      net::WireReader r(f.payload);
+      std::string why;
+      (void)r.str(&why, 4096);
+      COHORT_LOG_WARN("cluster: worker %s left out: %s", a.to_string().c_str(), why.c_str());
+      continue;
+    }
     COHORT_RETURN_IF_ERROR(cluster::decode(f.payload, &w.info));
-    COHORT_RETURN_IF_ERROR(measure_link(w));
+    COHORT_ASSIGN_OR_RETURN(w.link, probe_link(w.control, kIoTimeoutMs));
+    w.link.node = w.info.name;
     COHORT_LOG_INFO(
         "cluster: worker %s at %s: %.0f MiB free, %.1f GB/s kernels, rtt %.0f us, %.2f GB/s",
         w.info.name.c_str(), a.to_string().c_str(), w.info.free_bytes / 1048576.0,
@@ -167,6 +161,49 @@ Status ClusterSession::Impl::connect_workers() {
     workers.push_back(std::move(w));
   }
   return Status::ok();
+}
+
+// Each pair of workers once (links are taken as symmetric). A failed probe is logged and
+// leaves the pair to the head-based estimate; only a broken control connection is fatal,
+// and setup() finds that out.
+void ClusterSession::Impl::probe_worker_links() {
+  const size_t n = workers.size();
+  peer_links.assign(n, std::vector<LinkReport>(n));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      net::WireWriter p;
+      p.str(workers[j].address.to_string());
+      auto f = request(workers[i].control, cluster::kMsgProbePeer, p.data(), cluster::kMsgPeerLink,
+                       cluster::kMsgError);
+      Status st = f.status();
+      LinkReport r;
+      if (st.is_ok()) {
+        net::WireReader rd(f->payload);
+        if (f->type == cluster::kMsgError) {
+          std::string why;
+          st = rd.str(&why, 4096);
+          if (st.is_ok()) st = Status::unavailable(why);
+        } else {
+          st = rd.f64(&r.rtt_us);
+          if (st.is_ok()) st = rd.f64(&r.bandwidth_bytes_per_s);
+          if (st.is_ok() && !(r.rtt_us > 0 && r.bandwidth_bytes_per_s > 0)) {
+            st = Status::corrupt("nonsense measurement");
+          }
+        }
+      }
+      if (!st.is_ok()) {
+        COHORT_LOG_WARN("cluster: link %s <-> %s not measured: %s", workers[i].info.name.c_str(),
+                        workers[j].info.name.c_str(), st.message().c_str());
+        continue;
+      }
+      r.node = workers[j].info.name;
+      peer_links[i][j] = r;
+      peer_links[j][i] = r;
+      peer_links[j][i].node = workers[i].info.name;
+      COHORT_LOG_INFO("cluster: link %s <-> %s: rtt %.0f us, %.2f GB/s",
+                      workers[i].info.name.c_str(), workers[j].info.name.c_str(), r.rtt_us,
+                      r.bandwidth_bytes_per_s / 1e9);
+    }
 }
 
 Status ClusterSession::Impl::setup() {
@@ -179,16 +216,21 @@ Status ClusterSession::Impl::setup() {
         head_info.matvec_gbps > 0 ? w.info.matvec_gbps / head_info.matvec_gbps : 1.0;
     nodes.push_back({w.info.name, w.info.free_bytes, std::clamp(speed, 0.25, 4.0)});
   }
-  // Links: head-worker measured (one way = rtt / 2); worker-worker taken as the slower of
-  // their links to the head.
+  // Links, one way = rtt / 2: head-worker and worker-worker as measured; a worker pair
+  // that could not be measured is taken as the slower of their links to the head.
   cluster::LinkMatrix links = cluster::LinkMatrix::uniform(n, 0, 1e12);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
       auto one = [&](int k) { return k == 0 ? 0.0 : workers[k - 1].link.rtt_us / 2; };
       auto bw = [&](int k) { return k == 0 ? 1e12 : workers[k - 1].link.bandwidth_bytes_per_s; };
-      links.latency_us[i][j] = std::max(one(i), one(j)) + options.link_delay_us;
-      links.bandwidth_bytes_per_s[i][j] = std::min(bw(i), bw(j));
+      double lat = std::max(one(i), one(j)), rate = std::min(bw(i), bw(j));
+      if (i > 0 && j > 0 && peer_links[i - 1][j - 1].rtt_us > 0) {
+        lat = peer_links[i - 1][j - 1].rtt_us / 2;
+        rate = peer_links[i - 1][j - 1].bandwidth_bytes_per_s;
+      }
+      links.latency_us[i][j] = lat + options.link_delay_us;
+      links.bandwidth_bytes_per_s[i][j] = rate;
     }
   COHORT_ASSIGN_OR_RETURN(cluster::ModelDesc md,
                           cluster::describe_model(*file, options.kv_type == DType::kF32 ? 4 : 2));
@@ -262,6 +304,7 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::start(const ClusterOptio
   impl->options = options;
   impl->file = &file;
   COHORT_RETURN_IF_ERROR(impl->connect_workers());
+  impl->probe_worker_links();
   COHORT_RETURN_IF_ERROR(impl->setup());
   return std::unique_ptr<ClusterSession>(new ClusterSession(std::move(impl)));
 }
@@ -295,13 +338,27 @@ std::string ClusterSession::status_report() const {
                   w.info.matvec_gbps, w.info.isa.c_str());
     s += buf;
   }
-  s += "links (from the head):\n";
+  s += "links (measured):\n";
+  const char* delayed = impl_->options.link_delay_us ? " (plus injected delay)" : "";
   for (const Worker& w : impl_->workers) {
-    std::snprintf(buf, sizeof(buf), "  head <-> %-12s rtt %8.1f us  %8.2f GB/s%s\n",
-                  w.info.name.c_str(), w.link.rtt_us, w.link.bandwidth_bytes_per_s / 1e9,
-                  impl_->options.link_delay_us ? " (plus injected delay)" : "");
+    std::snprintf(buf, sizeof(buf), "  %-12s <-> %-12s rtt %8.1f us  %8.2f GB/s%s\n",
+                  impl_->head_info.name.c_str(), w.info.name.c_str(), w.link.rtt_us,
+                  w.link.bandwidth_bytes_per_s / 1e9, delayed);
     s += buf;
   }
+  for (size_t i = 0; i < impl_->workers.size(); ++i)
+    for (size_t j = i + 1; j < impl_->workers.size(); ++j) {
+      const LinkReport& r = impl_->peer_links[i][j];
+      if (r.rtt_us <= 0) {
+        std::snprintf(buf, sizeof(buf), "  %-12s <-> %-12s not measured\n",
+                      impl_->workers[i].info.name.c_str(), impl_->workers[j].info.name.c_str());
+      } else {
+        std::snprintf(buf, sizeof(buf), "  %-12s <-> %-12s rtt %8.1f us  %8.2f GB/s%s\n",
+                      impl_->workers[i].info.name.c_str(), impl_->workers[j].info.name.c_str(),
+                      r.rtt_us, r.bandwidth_bytes_per_s / 1e9, delayed);
+      }
+      s += buf;
+    }
   s += "transport: " + impl_->options.transport +
        (impl_->options.link_delay_us
             ? ", +" + std::to_string(impl_->options.link_delay_us) + " us per message"

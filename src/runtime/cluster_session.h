@@ -15,6 +15,7 @@
 #include "format/gguf.h"
 #include "net/address.h"
 #include "net/cluster_key.h"
+#include "runtime/link_probe.h"
 #include "runtime/stepper.h"
 
 namespace cohort::runtime {
@@ -37,12 +38,6 @@ struct ClusterOptions {
   // Ship each worker its shard even when it has the same model file (default: only to
   // workers that lack it; shipped shards are cached on the worker by content).
   bool ship_always = false;
-};
-
-struct LinkReport {
-  std::string node;
-  double rtt_us = 0;
-  double bandwidth_bytes_per_s = 0;
 };
 
 class ClusterSession {

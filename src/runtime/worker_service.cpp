@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "cluster/fingerprint.h"
 #include "cluster/protocol.h"
@@ -19,6 +21,7 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_cache.h"
 #include "runtime/shard_transfer.h"
@@ -28,6 +31,7 @@ namespace {
 
 constexpr int64_t kIoTimeoutMs = 30'000;
 constexpr int64_t kIdleTimeoutMs = 24LL * 3600 * 1000;  // a head may stay idle a long time
+constexpr int64_t kProbeTimeoutMs = 5000;
 
 Status reply(net::Socket& s, uint16_t type, const std::vector<uint8_t>& payload) {
   return net::write_frame(s, type, payload.data(), payload.size(), kIoTimeoutMs);
@@ -73,6 +77,8 @@ class Session {
         return reply(s_, cluster::kMsgPong, f.payload);
       case cluster::kMsgProbeData:
         return reply(s_, cluster::kMsgProbeAck, {});
+      case cluster::kMsgProbePeer:
+        return probe_peer_for_head(f);
       case cluster::kMsgPrepare:
         return prepare(f);
       case cluster::kMsgSetup:
@@ -83,6 +89,22 @@ class Session {
       default:
         return Status::corrupt("unexpected control message " + std::to_string(f.type));
     }
+  }
+
+  Status probe_peer_for_head(const net::Frame& f) {
+    net::WireReader r(f.payload);
+    std::string addr;
+    COHORT_RETURN_IF_ERROR(r.str(&addr, 300));
+    auto peer = net::parse_host_port(addr);
+    Result<LinkReport> link = peer.is_ok() ? probe_peer(*peer, o_.key, o_.name, kProbeTimeoutMs)
+                                           : Result<LinkReport>(peer.status());
+    net::WireWriter w;
+    if (!link.is_ok()) {
+      w.str(link.status().message());
+      return reply(s_, cluster::kMsgError, w.data());
+    }
+    w.f64(link->rtt_us).f64(link->bandwidth_bytes_per_s);
+    return reply(s_, cluster::kMsgPeerLink, w.data());
   }
 
   Status prepare(const net::Frame& f) {
@@ -185,6 +207,53 @@ class Session {
   bool done_ = false;
 };
 
+// Another worker measuring its link to this one: pings and probe data only.
+void serve_probe(const WorkerOptions& o, net::Socket& s) {
+  for (;;) {
+    auto f = net::read_frame(s, cluster::kMaxControlPayload, kProbeTimeoutMs);
+    if (!f.is_ok()) return;  // the prober is done (or gone)
+    Status st = f->type == cluster::kMsgPing        ? reply(s, cluster::kMsgPong, f->payload)
+                : f->type == cluster::kMsgProbeData ? reply(s, cluster::kMsgProbeAck, {})
+                                                    : Status::corrupt("unexpected probe message");
+    if (!st.is_ok()) {
+      COHORT_LOG_WARN("worker %s: probe from %s: %s", o.name.c_str(), s.peer().c_str(),
+                      st.message().c_str());
+      return;
+    }
+  }
+}
+
+// One accepted connection: the handshake, then a head's session (one head at a time; a
+// second is refused with the reason) or another worker's link probe.
+void serve_connection(const WorkerOptions& o, net::Socket sock, std::atomic<bool>& head_busy) {
+  net::PeerInfo mine;
+  mine.name = o.name;
+  mine.role = "worker";
+  auto peer = net::handshake(sock, o.key, mine, 5000);
+  if (!peer.is_ok()) {
+    COHORT_LOG_WARN("worker %s: refused %s: %s", o.name.c_str(), sock.peer().c_str(),
+                    peer.status().message().c_str());
+    return;
+  }
+  if (peer->role == "probe") {
+    serve_probe(o, sock);
+    return;
+  }
+  if (head_busy.exchange(true)) {
+    const std::string why = "worker " + o.name + " is serving another head";
+    COHORT_LOG_WARN("worker %s: refused head %s (%s): busy", o.name.c_str(), peer->name.c_str(),
+                    sock.peer().c_str());
+    net::WireWriter w;
+    w.str(why);
+    (void)reply(sock, cluster::kMsgError, w.data());
+    return;
+  }
+  COHORT_LOG_INFO("worker %s: head %s (%s) connected", o.name.c_str(), peer->name.c_str(),
+                  sock.peer().c_str());
+  Session(o, sock).run();
+  head_busy = false;
+}
+
 }  // namespace
 
 Status run_worker(const WorkerOptions& o, const std::atomic<bool>& stop) {
@@ -198,14 +267,14 @@ Status run_worker(const WorkerOptions& o, const std::atomic<bool>& stop) {
   const net::HostPort control{o.listen.host, listener.port()};
   COHORT_LOG_INFO("worker %s: listening on %s", o.name.c_str(), control.to_string().c_str());
   std::unique_ptr<net::Announcer> announcer;
-  if (o.announce) {
+  if (o.announce || !o.peers.empty()) {
     net::Announcement a;
     a.name = o.name;
     a.role = "worker";
     a.control = control;
     a.free_memory_bytes = probe_this_node(o.name, o.threads).free_bytes;
-    auto started =
-        net::Announcer::start(a, o.multicast_group, o.announce_interval_ms, o.listen.host);
+    auto started = net::Announcer::start(a, o.multicast_group, o.announce_interval_ms,
+                                         o.listen.host, o.peers, o.announce);
     if (started.is_ok()) {
       announcer = std::move(started).value();
     } else {
@@ -214,22 +283,33 @@ Status run_worker(const WorkerOptions& o, const std::atomic<bool>& stop) {
           o.name.c_str(), started.status().message().c_str());
     }
   }
+  // Each connection on its own thread, so probes from other workers are answered while a
+  // head's session runs. Finished threads are reaped as the loop goes.
+  struct Conn {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Conn> conns;
+  std::atomic<bool> head_busy{false};
   while (!stop.load()) {
     auto sock = listener.accept(200);
-    if (!sock.is_ok()) continue;  // timeout or a transient accept error
-    net::PeerInfo mine;
-    mine.name = o.name;
-    mine.role = "worker";
-    auto peer = net::handshake(*sock, o.key, mine, 5000);
-    if (!peer.is_ok()) {
-      COHORT_LOG_WARN("worker %s: refused %s: %s", o.name.c_str(), sock->peer().c_str(),
-                      peer.status().message().c_str());
-      continue;
+    for (auto it = conns.begin(); it != conns.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = conns.erase(it);
+      } else {
+        ++it;
+      }
     }
-    COHORT_LOG_INFO("worker %s: head %s (%s) connected", o.name.c_str(), peer->name.c_str(),
-                    sock->peer().c_str());
-    Session(o, *sock).run();
+    if (!sock.is_ok()) continue;  // timeout or a transient accept error
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    conns.push_back(Conn{std::thread([&o, &head_busy, done, s = std::move(sock).value()]() mutable {
+                           serve_connection(o, std::move(s), head_busy);
+                           *done = true;
+                         }),
+                         done});
   }
+  for (Conn& c : conns) c.thread.join();
   return Status::ok();
 }
 

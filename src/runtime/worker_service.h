@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "net/address.h"
@@ -17,8 +18,10 @@ struct WorkerOptions {
   net::HostPort listen{"127.0.0.1", 52417};
   net::ClusterKey key;
   std::string name = "worker";
-  int threads = 0;  // compute threads (0: all cores)
-  bool announce = true;
+  int threads = 0;       // compute threads (0: all cores)
+  bool announce = true;  // by UDP multicast
+  // Heads' discovery addresses to announce to by unicast (where multicast is blocked).
+  std::vector<net::HostPort> peers;
   net::HostPort multicast_group{"239.255.77.77", 52416};
   int64_t announce_interval_ms = 500;
   std::string cache_dir;  // shards shipped by heads (empty: ShardCache::default_dir())

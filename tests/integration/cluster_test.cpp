@@ -385,6 +385,79 @@ TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
   }
 }
 
+// Where multicast is blocked: workers started with --no-announce --peers HEAD announce by
+// unicast to the head's discovery port, and `--workers auto` finds them. The head also has
+// the workers measure the link between them, and prints it.
+TEST(ClusterPeers, UnicastAnnouncementsAndWorkerToWorkerLinks) {
+  testing::TempDir dir;
+  const std::string key = dir.file("k");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  const int discovery = testing::free_port();
+  const std::string group = "239.255.77.77:" + std::to_string(discovery);
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int i = 0; i < 2; ++i) {
+    const int port = testing::free_port();
+    workers.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--key-file", key, "--name", "p" + std::to_string(i), "-t", "1",
+                                 "--no-announce", "--multicast", group, "--peers",
+                                 "127.0.0.1:" + std::to_string(discovery)},
+        dir.file("p" + std::to_string(i) + ".log")));
+    ASSERT_TRUE(testing::wait_for_port(port, 5000)) << workers.back()->log();
+  }
+  const std::string model = testing::kSharedData + "/models/stories260K.gguf";
+  const std::string base = kBin + " run -m " + model + " -p 'Once upon a time' -n 32 --temp 0 -t 1";
+  const auto single = run_command(base + " 2>/dev/null");
+  ASSERT_EQ(single.exit_code, 0);
+  const std::string err = dir.file("head.log");
+  const auto multi =
+      run_command(base + " --workers auto --multicast " + group +
+                  " --bind 127.0.0.1 --parallel tensor --key-file " + key + " 2>" + err);
+  std::ifstream in(err);
+  std::stringstream log;
+  log << in.rdbuf();
+  ASSERT_EQ(multi.exit_code, 0) << log.str();
+  EXPECT_EQ(multi.out, single.out);
+  EXPECT_NE(log.str().find("discovered 2 workers"), std::string::npos) << log.str();
+  EXPECT_TRUE(log.str().find("link p0 <-> p1: rtt") != std::string::npos ||
+              log.str().find("link p1 <-> p0: rtt") != std::string::npos)
+      << log.str();
+}
+
+// A worker serves one head at a time: a second head is told why and runs without it.
+TEST(ClusterPeers, BusyWorkerRefusesASecondHead) {
+  testing::TempDir dir;
+  const std::string key = dir.file("k");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  const int port = testing::free_port();
+  ChildProcess worker({kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+                       "--key-file", key, "--name", "busy", "-t", "1", "--no-announce"},
+                      dir.file("w.log"));
+  ASSERT_TRUE(testing::wait_for_port(port, 5000));
+  const std::string model = testing::kSharedData + "/models/stories260K.gguf";
+  const std::string workers = "127.0.0.1:" + std::to_string(port);
+  const int http = testing::free_port();
+  ChildProcess head_a({kBin, "serve", "-m", model, "--workers", workers, "--key-file", key, "-t",
+                       "1", "--port", std::to_string(http)},
+                      dir.file("a.log"));
+  ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head_a.log();
+  const std::string base = kBin + " run -m " + model + " -p 'Once upon a time' -n 16 --temp 0 -t 1";
+  const auto single = run_command(base + " 2>/dev/null");
+  const auto second = run_command(base + " --workers " + workers + " --key-file " + key + " 2>" +
+                                  dir.file("b.log"));
+  std::ifstream in(dir.file("b.log"));
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_EQ(second.exit_code, 0) << log.str();
+  EXPECT_EQ(second.out, single.out);
+  EXPECT_NE(log.str().find("worker busy is serving another head"), std::string::npos) << log.str();
+  // The first head still serves.
+  auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
+                                     R"({"prompt":"Once","max_tokens":4,"temperature":0})");
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  head_a.kill(SIGTERM);
+}
+
 // Each node holds only its shard: a pipeline worker's resident memory grows by about the
 // bytes of its layers (the file is mapped; only the shard's pages are touched), not by the
 // whole model.
