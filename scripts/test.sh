@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up, builds, and runs every test: first the optimised build (warnings are
 # errors), then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-# Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer pass)
+# Then the libFuzzer targets (clang): their regression corpora and a short fuzzing run each.
+# Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzing passes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,5 +17,8 @@ if [[ ${1:-} != --quick ]]; then
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs"
+  ctest --preset fuzz
 fi
 echo "test.sh: all tests passed"

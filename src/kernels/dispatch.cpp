@@ -1,5 +1,9 @@
 #include "kernels/registry.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace cohort::kernels {
 namespace {
 
@@ -34,9 +38,18 @@ const KernelTable* avx2_table() {
 
 bool cpu_has_avx2_fma_f16c() {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  // CPUID leaf 1 ECX: FMA (bit 12), OSXSAVE (27), F16C (29); leaf 7 EBX: AVX2 (bit 5); and
+  // the OS must save the YMM state (XCR0 bits 1 and 2). Read directly: not every compiler's
+  // __builtin_cpu_supports knows "f16c".
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), f16c = c & (1u << 29);
+  if (!(fma && osxsave && f16c)) return false;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & 6u) != 6u) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return b & (1u << 5);
 #else
   return false;
 #endif

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# run_fuzzer.sh FUZZER SEED_DIR WORK_DIR SECONDS [EXTRA_SEED_DIR...]
+# Replays the seeds (the regression corpus), then fuzzes for SECONDS with new inputs kept in
+# WORK_DIR/corpus. Exits non-zero on any finding; the input is left in WORK_DIR.
+set -euo pipefail
+fuzzer=$1 seeds=$2 work=$3 seconds=$4
+shift 4
+extra=()
+for d in "$@"; do [[ -d $d ]] && extra+=("$d"); done
+mkdir -p "$work/corpus"
+cd "$work"
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  -print_final_stats=1 -artifact_prefix="$work/" corpus "$seeds" "${extra[@]}"
