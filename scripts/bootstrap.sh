@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libpcre2-dev libsodium-dev libxxhash-dev libcurl4-openssl-dev
   libboost1.81-dev
+  libopenmpi-dev openmpi-bin
   python3 python3-jinja2
 )
 
