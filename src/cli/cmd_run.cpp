@@ -43,6 +43,13 @@ int run(const RunConfig& cfg) {
     return 1;
   }
   ModelSession& ms = **session;
+  if (ms.mpi_worker) {  // an MPI rank other than 0: its part is done
+    if (!ms.mpi_served.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", ms.mpi_served.message().c_str());
+      return 1;
+    }
+    return 0;
+  }
   const text::Tokenizer& tk = *ms.tokenizer;
   std::vector<int32_t> prompt = tk.encode(cfg.prompt, !cfg.no_bos && tk.add_bos_default(), false);
   if (prompt.empty()) {

@@ -40,6 +40,13 @@ int serve(const ServeConfig& cfg) {
     return 1;
   }
   ModelSession& ms = **session;
+  if (ms.mpi_worker) {  // an MPI rank other than 0: its part is done
+    if (!ms.mpi_served.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", ms.mpi_served.message().c_str());
+      return 1;
+    }
+    return 0;
+  }
   std::string name = cfg.name;
   if (name.empty()) {
     name = cfg.model.model_path.substr(cfg.model.model_path.find_last_of('/') + 1);

@@ -61,8 +61,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--workers", f->workers, "Run on a cluster: 'auto' (discover) or host:port,...");
   cmd->add_option("--parallel", f->parallel, "auto | pipeline | tensor | hybrid")
       ->check(CLI::IsMember({"auto", "pipeline", "tensor", "hybrid"}));
-  cmd->add_option("--transport", f->transport, "Data plane: tcp | shm (ranks on one host)")
-      ->check(CLI::IsMember({"tcp", "shm"}));
+  cmd->add_option("--transport", f->transport,
+                  "Data plane: tcp | shm (ranks on one host) | mpi (under mpirun; no --workers)")
+      ->check(CLI::IsMember({"tcp", "shm", "mpi"}));
   cmd->add_option("--key-file", f->key_file, "Cluster key file (from `cohort key new`)");
   cmd->add_option("--link-delay-us", f->link_delay_us,
                   "Extra one-way latency per message (experiments)")
@@ -89,7 +90,39 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
   ms->n_ctx = std::min<int64_t>(ms->hparams.n_ctx_train, 4096);
   if (f.ctx > 0) ms->n_ctx = std::min<int64_t>(f.ctx, ms->hparams.n_ctx_train);
   const DType kv_type = f.kv_type == "f32" ? DType::kF32 : DType::kF16;
-  if (!f.workers.empty()) {
+  if (f.transport == "mpi") {
+    // Every rank of the MPI world runs this; rank 0 goes on as the head, the others serve
+    // steps here until it stops them.
+    if (!runtime::mpi_available()) {
+      return Status::unsupported(
+          "--transport mpi: this build has no MPI (install Open MPI and "
+          "rebuild)");
+    }
+    if (!runtime::mpi_launched()) {
+      return Status::invalid_argument(
+          "--transport mpi: start under mpirun, e.g. `mpirun -np 2 cohort serve -m MODEL "
+          "--transport mpi`");
+    }
+    if (!f.workers.empty()) {
+      return Status::invalid_argument("--transport mpi: the MPI world replaces --workers");
+    }
+    runtime::MpiSessionOptions mo;
+    COHORT_ASSIGN_OR_RETURN(mo.plan.mode, cluster::parse_parallel_mode(f.parallel));
+    mo.plan.even_shares = f.balance == "even";
+    mo.threads = f.threads;
+    mo.n_ctx = ms->n_ctx;
+    mo.max_batch = f.batch;
+    mo.kv_type = kv_type;
+    mo.link_delay_us = f.link_delay_us;
+    COHORT_ASSIGN_OR_RETURN(ms->mpi, runtime::MpiSession::start(mo, *ms->file));
+    if (!ms->mpi->is_head()) {
+      ms->mpi_served = ms->mpi->serve();
+      ms->mpi_worker = true;
+      return ms;
+    }
+    std::fprintf(stderr, "%s\n", ms->mpi->status_report().c_str());
+    ms->stepper = &ms->mpi->stepper();
+  } else if (!f.workers.empty()) {
     COHORT_ASSIGN_OR_RETURN(runtime::ClusterOptions opts, cluster_options(f, ms->n_ctx, kv_type));
     COHORT_ASSIGN_OR_RETURN(ms->cluster, runtime::ClusterSession::start(opts, *ms->file));
     std::fprintf(stderr, "%s", ms->cluster->status_report().c_str());
@@ -109,7 +142,7 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
   COHORT_LOG_INFO("model: %s: %s; %s kernels, ctx %lld (%s KV), %s, ready in %.2f s",
                   ms->file->name().c_str(), ms->hparams.summary().c_str(), kernels::best().isa,
                   static_cast<long long>(ms->n_ctx), f.kv_type.c_str(),
-                  ms->cluster ? "on the cluster" : "on this node", now_s() - t0);
+                  ms->cluster || ms->mpi ? "on the cluster" : "on this node", now_s() - t0);
   return ms;
 }
 

@@ -17,6 +17,7 @@
 #include "model/kv_cache.h"
 #include "model/transformer.h"
 #include "runtime/cluster_session.h"
+#include "runtime/mpi_session.h"
 #include "runtime/stepper.h"
 #include "text/tokenizer.h"
 
@@ -55,6 +56,11 @@ struct ModelSession {
   std::optional<model::KvCache> local_kv;
   std::unique_ptr<runtime::Stepper> local_stepper;
   std::unique_ptr<runtime::ClusterSession> cluster;  // set when running on workers
+  std::unique_ptr<runtime::MpiSession> mpi;          // set with --transport mpi
+  // An MPI rank other than 0: it has already served its steps (mpi_served says how it
+  // ended) and the command should exit with that, printing nothing else.
+  bool mpi_worker = false;
+  Status mpi_served;
   runtime::Stepper* stepper = nullptr;
 };
 
