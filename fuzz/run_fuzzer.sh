@@ -3,10 +3,10 @@
 # Replays the seeds (the regression corpus), then fuzzes for SECONDS with new inputs kept in
 # WORK_DIR/corpus. Exits non-zero on any finding; the input is left in WORK_DIR.
 set -euo pipefail
-fuzzer=$1 seeds=$2 work=$3 seconds=$4
+fuzzer=$(realpath "$1") seeds=$(realpath "$2") work=$3 seconds=$4
 shift 4
 extra=()
-for d in "$@"; do [[ -d $d ]] && extra+=("$d"); done
+for d in "$@"; do [[ -d $d ]] && extra+=("$(realpath "$d")"); done
 mkdir -p "$work/corpus"
 cd "$work"
 exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
