@@ -1,5 +1,9 @@
 #include "net/socket.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -138,13 +142,31 @@ namespace {
 
 Status not_open() { return Status::unavailable("tcp: socket is not open"); }
 
-// Makes an accepted or connected stream ready for use: non-blocking (we poll ourselves) and
-// Nagle off (small control and all-reduce messages must not wait for ACKs).
+// A peer that vanishes without closing (power loss, a cut cable) must be noticed in about
+// 2 s, even by a rank blocked in a long receive: the kernel sends a keepalive probe after 1 s
+// of silence, and a probe or data unacknowledged for 1.5 s ends the connection (with
+// TCP_USER_TIMEOUT set, it decides keepalive failure too). Either way the blocked call fails
+// with a socket error. Probes are answered by the peer's kernel, so a busy peer is not
+// mistaken for a dead one.
+void set_liveness_options(int fd) {
+  const int on = 1, idle_s = 1, interval_s = 1, probes = 2;
+  const unsigned user_timeout_ms = 1500;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+}
+
+// Makes an accepted or connected stream ready for use: non-blocking (we poll ourselves),
+// Nagle off (small control and all-reduce messages must not wait for ACKs), and dead-peer
+// detection by the kernel (set_liveness_options).
 Result<std::unique_ptr<Socket::Impl>> make_impl(tcp::socket s, bool initiator) {
   error_code ec;
   s.non_blocking(true, ec);
   if (!ec) s.set_option(tcp::no_delay(true), ec);
   if (ec) return Status::io_error("tcp: cannot configure socket: " + ec.message());
+  set_liveness_options(s.native_handle());
   auto impl = std::make_unique<Socket::Impl>(std::move(s));
   impl->initiator = initiator;
   impl->peer = endpoint_string(impl->sock.remote_endpoint(ec));

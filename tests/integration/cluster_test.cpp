@@ -163,31 +163,51 @@ namespace {
 // Two network namespaces joined by a veth pair stand in for two hosts: the worker announces
 // itself by multicast on its side, the head discovers it (`--workers auto`) and runs the
 // model in tensor mode across the link.
+// Two network namespaces joined by a veth pair: a (10.77.0.1) and b (10.77.0.2), removed
+// (with every process left in b) when destroyed. ok is false where namespaces cannot be
+// made (no root, no iproute2).
+struct NetnsPair {
+  std::string a, b, va, vb;
+  bool ok = false;
+  NetnsPair() {
+    const std::string id = std::to_string(::getpid() % 100000) + std::to_string(counter()++);
+    a = "cohort-a-" + id;
+    b = "cohort-b-" + id;
+    va = "cva" + id;
+    vb = "cvb" + id;
+    if (sh("ip netns add " + a).exit_code != 0) return;
+    sh("ip netns add " + b);
+    for (const std::string& cmd :
+         {"ip link add " + va + " type veth peer name " + vb, "ip link set " + va + " netns " + a,
+          "ip link set " + vb + " netns " + b, "ip -n " + a + " addr add 10.77.0.1/24 dev " + va,
+          "ip -n " + b + " addr add 10.77.0.2/24 dev " + vb,
+          "ip -n " + a + " link set " + va + " up", "ip -n " + b + " link set " + vb + " up",
+          "ip -n " + a + " link set lo up", "ip -n " + b + " link set lo up"}) {
+      auto r = sh(cmd);
+      if (r.exit_code != 0) {
+        ADD_FAILURE() << cmd << ": " << r.out;
+        return;
+      }
+    }
+    ok = true;
+  }
+  ~NetnsPair() {
+    run_command("ip netns pids " + b + " | xargs -r kill -9 2>/dev/null; ip netns pids " + a +
+                " | xargs -r kill -9 2>/dev/null; ip netns del " + a +
+                " 2>/dev/null; ip netns del " + b + " 2>/dev/null");
+  }
+  static testing::CommandResult sh(const std::string& cmd) { return run_command(cmd + " 2>&1"); }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
 TEST(ClusterNetns, DiscoveryByMulticastAcrossVeth) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  const std::string id = std::to_string(::getpid() % 100000);
-  const std::string a = "cohort-a-" + id, b = "cohort-b-" + id;
-  const std::string va = "cva" + id, vb = "cvb" + id;
-  auto sh = [](const std::string& cmd) { return run_command(cmd + " 2>&1"); };
-  if (sh("ip netns add " + a).exit_code != 0)
-    GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2)";
-  sh("ip netns add " + b);
-  struct Cleanup {
-    std::string a, b;
-    ~Cleanup() {
-      run_command("ip netns pids " + b + " | xargs -r kill -9 2>/dev/null; ip netns del " + a +
-                  " 2>/dev/null; ip netns del " + b + " 2>/dev/null");
-    }
-  } cleanup{a, b};
-  for (const std::string& cmd :
-       {"ip link add " + va + " type veth peer name " + vb, "ip link set " + va + " netns " + a,
-        "ip link set " + vb + " netns " + b, "ip -n " + a + " addr add 10.77.0.1/24 dev " + va,
-        "ip -n " + b + " addr add 10.77.0.2/24 dev " + vb, "ip -n " + a + " link set " + va + " up",
-        "ip -n " + b + " link set " + vb + " up", "ip -n " + a + " link set lo up",
-        "ip -n " + b + " link set lo up"}) {
-    auto r = sh(cmd);
-    ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
-  }
+  NetnsPair ns;
+  if (!ns.ok) GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2)";
+  const std::string a = ns.a, b = ns.b;
   testing::TempDir dir;
   const std::string key = dir.file("k");
   ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
@@ -359,6 +379,53 @@ TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
         << workers[0]->log();
     EXPECT_EQ(asked(0), asked0 + 2) << workers[0]->log();
   }
+}
+
+// A cut link (the veth taken down mid-generation, so no FIN or RST ever arrives): the head
+// notices within seconds (kernel keepalive and user timeouts on every cluster socket) and
+// ends with a clear error instead of hanging; so does the worker.
+TEST(ClusterNetns, CutLinkEndsTheRunWithAnErrorWithinSeconds) {
+  NetnsPair ns;
+  if (!ns.ok) GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2)";
+  testing::TempDir dir;
+  const std::string key = dir.file("k"), model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  // Slow enough per token (f32, dim 512) that the run is still going when the link drops.
+  ASSERT_EQ(run_command(kBin + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
+                        "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
+                .exit_code,
+            0);
+  testing::ChildProcess worker(
+      {"/usr/sbin/ip", "netns", "exec", ns.b, kBin, "worker", "--listen", "10.77.0.2:52417",
+       "--key-file", key, "--name", "far", "-t", "1", "--no-announce"},
+      dir.file("worker.log"));
+  ASSERT_TRUE(run_command("for i in $(seq 50); do ip netns exec " + ns.b +
+                          " ss -ltn | grep -q 10.77.0.2:52417 && exit 0; sleep 0.1; done; exit 1")
+                  .exit_code == 0)
+      << worker.log();
+  testing::ChildProcess head({"/usr/sbin/ip", "netns",     "exec",       ns.a,
+                              kBin,           "run",       "-m",         model,
+                              "-p",           "the",       "-n",         "100000",
+                              "-c",           "100000",    "--temp",     "0",
+                              "-t",           "1",         "--workers",  "10.77.0.2:52417",
+                              "--bind",       "10.77.0.1", "--parallel", "pipeline",
+                              "--key-file",   key},
+                             dir.file("head.log"));
+  // Wait until tokens flow, then cut the link.
+  for (int i = 0; i < 100 && head.log().find("prompt:") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(head.alive()) << head.log();
+  ASSERT_EQ(run_command("ip -n " + ns.a + " link set " + ns.va + " down").exit_code, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (head.alive() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ cut link ] the head ended %.1f s after the link went down\n", s);
+  EXPECT_FALSE(head.alive()) << "the head hangs on a cut link\n" << head.log();
+  EXPECT_LT(s, 6.0) << head.log();
+  EXPECT_NE(head.log().find("error:"), std::string::npos) << head.log();
 }
 
 // Where multicast is blocked: workers started with --no-announce --peers HEAD announce by
