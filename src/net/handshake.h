@@ -32,7 +32,7 @@
 
 namespace cohort::net {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;  // 2: SetupRequest.n_slots, slot in step headers
 
 inline constexpr uint16_t kFrameTypeHello = 0xFF01;
 inline constexpr uint16_t kFrameTypeProof = 0xFF02;
