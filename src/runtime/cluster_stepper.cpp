@@ -47,21 +47,28 @@ constexpr int64_t kMessageOverheadBytes = 64;
 // s's logits, every rank has started s (the last leader's forward of s needed the hidden
 // states of every earlier stage's leader and the all-reduces of every tp rank for s), and a
 // rank reads all its head messages for s before starting it. submit() keeps the sum of
-// wire_bytes() over those steps at most kOneStepMaxBytes, which every transport buffers per
-// pair without the receiver reading (the collectives' contract, comm/collectives.h: tcp
-// socket buffers; shm rings of 4 MiB), and at most max_in_flight() of them, by receiving the
-// oldest logits into a buffer first when needed. A larger step (a prefill chunk) is sent only
-// with nothing awaiting logits, when every rank reads it without waiting on the head. So the
-// head waits only to receive logits (in order, so the last leader's logits sends drain) or in
-// its own stage's all-reduces with ranks on the same step, and no cycle can form.
+// wire_bytes() over those steps at most window_bytes_ (kOneStepMaxBytes, which every
+// transport buffers per pair without the receiver reading: the collectives' contract,
+// comm/collectives.h; tcp socket buffers, the data plane's 4 MiB shm rings), and keeps at
+// most max_in_flight() of them, by receiving the oldest logits into a buffer first when
+// needed. A larger step (a prefill chunk) is sent only with nothing awaiting logits, when
+// every rank reads it without waiting on the head. So the head waits only to receive logits
+// (in order, so the last leader's logits sends drain) or in its own stage's all-reduces with
+// ranks on the same step, and no cycle can form.
 int64_t ClusterRank::wire_bytes(int64_t n_tokens) const {
   const int64_t hidden = plan_.n_stages() > 1 ? n_tokens * model_.hparams().dim * 4 : 0;
   return 3 * kMessageOverheadBytes + static_cast<int64_t>(sizeof(Header)) + n_tokens * 4 + hidden;
 }
 
 ClusterRank::ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator& world,
-                         model::Transformer& model, std::span<model::KvCache> slots)
-    : plan_(plan), rank_(rank), world_(world), model_(model), slots_(slots) {
+                         model::Transformer& model, std::span<model::KvCache> slots,
+                         int64_t window_bytes)
+    : plan_(plan),
+      rank_(rank),
+      world_(world),
+      model_(model),
+      slots_(slots),
+      window_bytes_(window_bytes) {
   COHORT_CHECK(!slots_.empty());
   const int64_t B = model_.max_batch();
   tokens_.resize(B);
@@ -152,11 +159,12 @@ Status ClusterRank::submit(int64_t slot, const int32_t* tokens, int64_t n, int64
   for (;;) {
     int64_t awaiting_bytes = 0, awaiting = 0;
     for (const InFlight& g : in_flight_) {
-      if (!g.received) awaiting_bytes += g.wire_bytes, ++awaiting;
+      if (g.received) continue;
+      awaiting_bytes += g.wire_bytes;
+      ++awaiting;
     }
     if (awaiting == 0 ||
-        (awaiting < max_in_flight() &&
-         awaiting_bytes + f.wire_bytes <= static_cast<int64_t>(comm::kOneStepMaxBytes))) {
+        (awaiting < max_in_flight() && awaiting_bytes + f.wire_bytes <= window_bytes_)) {
       break;
     }
     COHORT_RETURN_IF_ERROR(receive_oldest());

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cluster/planner.h"
+#include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "model/kv_cache.h"
 #include "model/transformer.h"
@@ -31,9 +32,12 @@ class ClusterRank {
  public:
   // world: every rank of the plan; model: this rank's shard, bound to its stage group;
   // slots: one KV cache per sequence slot (the same count on every rank). All must outlive
-  // the ClusterRank.
+  // the ClusterRank. window_bytes: what `world` buffers per pair of ranks without the receiver
+  // reading (the in-flight window's budget, see cluster_stepper.cpp); every transport we
+  // have buffers comm::kOneStepMaxBytes.
   ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator& world,
-              model::Transformer& model, std::span<model::KvCache> slots);
+              model::Transformer& model, std::span<model::KvCache> slots,
+              int64_t window_bytes = static_cast<int64_t>(comm::kOneStepMaxBytes));
 
   // Worker side: runs steps as rank 0 sends them until rank 0 sends stop (ok) or a peer
   // fails or sends a bad header (the error; kCorrupt for a header naming no valid slot).
@@ -78,6 +82,7 @@ class ClusterRank {
   comm::Communicator& world_;
   model::Transformer& model_;
   std::span<model::KvCache> slots_;
+  int64_t window_bytes_;
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
   std::vector<int32_t> tokens_;
   std::vector<float> hidden_, logits_;

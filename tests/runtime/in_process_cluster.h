@@ -22,13 +22,19 @@ namespace cohort::testing {
 inline constexpr int64_t kTestCtx = 256;
 inline constexpr int64_t kTestBatch = 8;
 
-// The head's status; *rank_status (when given) gets every rank's.
+struct ClusterHarness {
+  // The world group (default: comm::make_in_process_group).
+  std::function<std::vector<std::unique_ptr<comm::Communicator>>(int)> make_world;
+  int64_t window_bytes = static_cast<int64_t>(comm::kOneStepMaxBytes);
+};
+
+// The head's status, or the first failing rank's.
 inline Status run_in_process_cluster(const format::GgufFile& f, const cluster::Plan& plan,
                                      int64_t n_slots,
                                      const std::function<Status(runtime::Stepper&)>& head,
-                                     std::vector<Status>* rank_status = nullptr) {
+                                     const ClusterHarness& harness = {}) {
   const int size = static_cast<int>(plan.ranks.size());
-  auto world = comm::make_in_process_group(size);
+  auto world = harness.make_world ? harness.make_world(size) : comm::make_in_process_group(size);
   std::vector<Status> st(size);
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r) {
@@ -60,7 +66,7 @@ inline Status run_in_process_cluster(const format::GgufFile& f, const cluster::P
       std::vector<model::KvCache> slots;
       for (int64_t s = 0; s < n_slots; ++s)
         slots.push_back(*(*m)->new_cache(kTestCtx, DType::kF32));
-      runtime::ClusterRank cr(plan, r, *world[r], **m, slots);
+      runtime::ClusterRank cr(plan, r, *world[r], **m, slots, harness.window_bytes);
       if (r != 0) {
         st[r] = cr.serve(20000);
         return;
@@ -76,7 +82,6 @@ inline Status run_in_process_cluster(const format::GgufFile& f, const cluster::P
   for (const Status& s : st) {
     if (first.is_ok() && !s.is_ok()) first = s;
   }
-  if (rank_status) *rank_status = st;
   return first;
 }
 
