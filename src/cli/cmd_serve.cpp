@@ -115,6 +115,7 @@ int cluster_status(const std::string& head) {
 
 void add_serve_command(CLI::App& app, Runner* runner) {
   auto cfg = std::make_shared<ServeConfig>();
+  cfg->model.slots = 4;  // concurrent requests share the model, a KV cache each
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve a model over HTTP (on this node or a cluster)");
   add_model_flags(cmd, &cfg->model);

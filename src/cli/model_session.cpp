@@ -40,6 +40,7 @@ Result<runtime::ClusterOptions> cluster_options(const ModelFlags& f, int64_t n_c
   o.threads = f.threads;
   o.n_ctx = n_ctx;
   o.max_batch = f.batch;
+  o.n_slots = f.slots;
   o.kv_type = kv_type;
   o.bind_host = f.bind_host;
   return o;
@@ -58,6 +59,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--kv-type", f->kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   cmd->add_option("-b,--batch", f->batch, "Prompt tokens per forward step")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--slots", f->slots, "Sequence slots: requests decoded at once (a KV cache each)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option("--workers", f->workers, "Run on a cluster: 'auto' (discover) or host:port,...");
   cmd->add_option("--parallel", f->parallel, "auto | pipeline | tensor | hybrid")
       ->check(CLI::IsMember({"auto", "pipeline", "tensor", "hybrid"}));
@@ -112,6 +116,8 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
     mo.threads = f.threads;
     mo.n_ctx = ms->n_ctx;
     mo.max_batch = f.batch;
+    mo.n_slots = f.slots;
+    mo.plan.n_slots = f.slots;
     mo.kv_type = kv_type;
     mo.link_delay_us = f.link_delay_us;
     COHORT_ASSIGN_OR_RETURN(ms->mpi, runtime::MpiSession::start(mo, *ms->file));
@@ -134,15 +140,18 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
         ms->local_model,
         model::Transformer::create(*ms->file, model::ShardSpec::whole(ms->hparams), *ms->local_comm,
                                    *ms->pool, kernels::best(), f.batch));
-    COHORT_ASSIGN_OR_RETURN(model::KvCache kv, ms->local_model->new_cache(ms->n_ctx, kv_type));
-    ms->local_kv.emplace(std::move(kv));
-    ms->local_stepper = std::make_unique<runtime::LocalStepper>(*ms->local_model, *ms->local_kv);
+    for (int64_t s = 0; s < f.slots; ++s) {
+      COHORT_ASSIGN_OR_RETURN(model::KvCache kv, ms->local_model->new_cache(ms->n_ctx, kv_type));
+      ms->local_kvs.push_back(std::move(kv));
+    }
+    ms->local_stepper = std::make_unique<runtime::LocalStepper>(*ms->local_model, ms->local_kvs);
     ms->stepper = ms->local_stepper.get();
   }
-  COHORT_LOG_INFO("model: %s: %s; %s kernels, ctx %lld (%s KV), %s, ready in %.2f s",
+  COHORT_LOG_INFO("model: %s: %s; %s kernels, ctx %lld x %lld slots (%s KV), %s, ready in %.2f s",
                   ms->file->name().c_str(), ms->hparams.summary().c_str(), kernels::best().isa,
-                  static_cast<long long>(ms->n_ctx), f.kv_type.c_str(),
-                  ms->cluster || ms->mpi ? "on the cluster" : "on this node", now_s() - t0);
+                  static_cast<long long>(ms->n_ctx), static_cast<long long>(f.slots),
+                  f.kv_type.c_str(), ms->cluster || ms->mpi ? "on the cluster" : "on this node",
+                  now_s() - t0);
   return ms;
 }
 

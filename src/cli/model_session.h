@@ -30,6 +30,7 @@ struct ModelFlags {
   int64_t ctx = 0;
   std::string kv_type = "f16";
   int64_t batch = 64;
+  int64_t slots = 1;  // sequence slots (`cohort serve` defaults to 4)
   // Cluster: empty workers = this node alone.
   std::string workers;
   std::string parallel = "auto";
@@ -42,7 +43,8 @@ struct ModelFlags {
   std::string discovery = "239.255.77.77:52416";
 };
 
-// Registers -m, --tokenizer, -t, -c, --kv-type, -b and the cluster flags on cmd.
+// Registers -m, --tokenizer, -t, -c, --kv-type, -b, --slots and the cluster flags on cmd;
+// each flag's default is the value *flags holds.
 void add_model_flags(CLI::App* cmd, ModelFlags* flags);
 
 struct ModelSession {
@@ -53,7 +55,7 @@ struct ModelSession {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<comm::Communicator> local_comm;
   std::unique_ptr<model::Transformer> local_model;
-  std::optional<model::KvCache> local_kv;
+  std::vector<model::KvCache> local_kvs;  // one per slot
   std::unique_ptr<runtime::Stepper> local_stepper;
   std::unique_ptr<runtime::ClusterSession> cluster;  // set when running on workers
   std::unique_ptr<runtime::MpiSession> mpi;          // set with --transport mpi

@@ -154,7 +154,7 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
       const int64_t kv_heads = rp.shard.kv_head_end(hp) - rp.shard.kv_head_begin(hp);
       uint64_t bytes = static_cast<uint64_t>(md.layer_bytes * frac) * rp.shard.n_layers();
       bytes += md.kv_bytes_per_token_per_layer * kv_heads / hp.n_kv_heads * rp.shard.n_layers() *
-               static_cast<uint64_t>(opt.n_ctx);
+               static_cast<uint64_t>(opt.n_ctx) * static_cast<uint64_t>(opt.n_slots);
       if (rp.shard.embeds) bytes += md.embed_bytes;
       if (rp.shard.outputs) bytes += md.output_bytes;
       plan.rank_bytes.push_back(bytes);

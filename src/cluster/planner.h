@@ -68,6 +68,7 @@ struct Plan {
 struct PlanOptions {
   ParallelMode mode = ParallelMode::kAuto;
   int64_t n_ctx = 2048;
+  int64_t n_slots = 1;    // sequence slots: every rank holds n_slots KV caches of n_ctx
   int tp_group_size = 0;  // hybrid: ranks per stage (0: choose)
   // Seconds of compute per token on a node of speed 1.0 for the whole model (estimated from
   // bytes / measured bandwidth when 0).

@@ -109,7 +109,8 @@ std::vector<uint8_t> encode(const SetupRequest& m) {
       .i64(m.n_ctx)
       .i64(m.max_batch)
       .u32(m.kv_type)
-      .u8(m.ship_always ? 1 : 0);
+      .u8(m.ship_always ? 1 : 0)
+      .i32(m.n_slots);
   return w.take();
 }
 
@@ -138,9 +139,10 @@ Status decode(const std::vector<uint8_t>& payload, SetupRequest* m) {
   COHORT_RETURN_IF_ERROR(r.u8(&ship));
   if (ship > 1) return Status::corrupt("cluster: bad ship flag");
   m->ship_always = ship == 1;
+  COHORT_RETURN_IF_ERROR(r.i32(&m->n_slots));
   if (m->link_delay_us < 0 || m->link_delay_us > 10'000'000 || m->threads < 0 ||
       m->threads > 1024 || m->n_ctx < 1 || m->n_ctx > (1 << 24) || m->max_batch < 1 ||
-      m->max_batch > 65536) {
+      m->max_batch > 65536 || m->n_slots < 1 || m->n_slots > kMaxSlots) {
     return Status::corrupt("cluster: setup values out of range");
   }
   return r.expect_end();

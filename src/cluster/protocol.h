@@ -72,7 +72,10 @@ struct SetupRequest {
   int64_t max_batch = 0;
   uint32_t kv_type = 1;      // DType id
   bool ship_always = false;  // ship the shard even when the worker has the same model file
+  int32_t n_slots = 1;       // sequence slots: KV caches of n_ctx positions each (1..kMaxSlots)
 };
+
+inline constexpr int32_t kMaxSlots = 1024;
 
 std::vector<uint8_t> encode(const NodeInfo& m);
 Status decode(const std::vector<uint8_t>& payload, NodeInfo* m);

@@ -32,6 +32,7 @@
 
 namespace cohort::net {
 
+// 2: shard shipping, worker-to-worker probes, SetupRequest.n_slots, slot in step headers.
 inline constexpr uint32_t kProtocolVersion = 2;
 
 inline constexpr uint16_t kFrameTypeHello = 0xFF01;

@@ -64,7 +64,7 @@ struct ClusterSession::Impl {
   std::unique_ptr<ThreadPool> pool;
   DataPlane dp;
   std::unique_ptr<model::Transformer> model;
-  std::optional<model::KvCache> kv;
+  std::vector<model::KvCache> kv_slots;
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
 
@@ -236,6 +236,7 @@ Status ClusterSession::Impl::setup() {
                           cluster::describe_model(*file, options.kv_type == DType::kF32 ? 4 : 2));
   cluster::PlanOptions po = options.plan;
   po.n_ctx = options.n_ctx;
+  po.n_slots = options.n_slots;
   COHORT_ASSIGN_OR_RETURN(plan, cluster::plan_placement(nodes, links, md, po));
   COHORT_LOG_INFO("cluster: plan\n%s", plan.to_string().c_str());
 
@@ -251,6 +252,7 @@ Status ClusterSession::Impl::setup() {
   req.max_batch = options.max_batch;
   req.kv_type = static_cast<uint32_t>(options.kv_type);
   req.ship_always = options.ship_always;
+  req.n_slots = static_cast<int32_t>(options.n_slots);
 
   std::optional<comm::TcpMeshListener> listener;
   if (options.transport == "tcp") {
@@ -288,10 +290,12 @@ Status ClusterSession::Impl::setup() {
   COHORT_ASSIGN_OR_RETURN(model,
                           model::Transformer::create(*file, plan.ranks[0].shard, *dp.stage, *pool,
                                                      kernels::best(), options.max_batch));
-  COHORT_ASSIGN_OR_RETURN(model::KvCache cache, model->new_cache(options.n_ctx, options.kv_type));
-  kv.emplace(std::move(cache));
-  rank = std::make_unique<ClusterRank>(plan, 0, *dp.world, *model, *kv);
-  stepper = std::make_unique<ClusterStepper>(*rank, *model, *kv);
+  for (int64_t s = 0; s < options.n_slots; ++s) {
+    COHORT_ASSIGN_OR_RETURN(model::KvCache cache, model->new_cache(options.n_ctx, options.kv_type));
+    kv_slots.push_back(std::move(cache));
+  }
+  rank = std::make_unique<ClusterRank>(plan, 0, *dp.world, *model, kv_slots);
+  stepper = std::make_unique<ClusterStepper>(*rank, *model, kv_slots);
   return Status::ok();
 }
 
@@ -299,6 +303,10 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::start(const ClusterOptio
                                                               const format::GgufFile& file) {
   if (options.transport != "tcp" && options.transport != "shm") {
     return Status::invalid_argument("cluster: --transport must be tcp or shm");
+  }
+  if (options.n_slots < 1 || options.n_slots > cluster::kMaxSlots) {
+    return Status::invalid_argument("cluster: --slots must be 1.." +
+                                    std::to_string(cluster::kMaxSlots));
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;

@@ -32,6 +32,7 @@ struct ClusterOptions {
   int threads = 0;
   int64_t n_ctx = 2048;
   int64_t max_batch = 64;
+  int64_t n_slots = 1;  // sequence slots (one KV cache each) on every rank
   DType kv_type = DType::kF16;
   std::string bind_host = "127.0.0.1";  // the head's data-plane address
   std::string name = "head";

@@ -1,6 +1,10 @@
 #include "runtime/cluster_stepper.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "comm/collectives.h"
+#include "core/check.h"
 
 namespace cohort::runtime {
 
@@ -10,25 +14,69 @@ struct ClusterRank::Header {
   uint32_t all_logits;
   int64_t n_tokens;
   int64_t pos0;
+  int64_t slot;
 };
+static_assert(sizeof(int64_t) == 8);
 
 namespace {
 constexpr uint32_t kOpStep = 1;
 constexpr uint32_t kOpStop = 2;
+// Framing a transport adds per message, rounded up (tcp frames 12 bytes, shm 8).
+constexpr int64_t kMessageOverheadBytes = 64;
 }  // namespace
 
+// The in-flight window, and why overlapping steps cannot deadlock.
+//
+// Only sends can wait on another rank's progress: a tcp or shm send returns once its bytes fit
+// in the pair's buffers (socket buffers, ring). Were no send ever to wait, ranks would behave
+// as with unbounded buffers, and progress is plain: every rank handles steps in submission
+// order; a worker's step s needs the head's header and tokens for s (sent before submit()
+// returns) and the previous stage's hidden states for s, which that stage computes from
+// messages of steps <= s only; by induction on (s, stage) every submitted step reaches the
+// last stage, whose leader sends its logits to the head, which reads logits in step order.
+//
+// Sends that can wait form edges: stage i -> stage i+1 (hidden states), last leader -> head
+// (logits), head -> every rank (header, tokens; hidden states to stage 1), and all-reduces
+// inside a stage between ranks on the same step (exchanges of at most kOneStepMaxBytes, as
+// before overlap). Every cycle of waiting sends thus runs through a send of the head: e.g. the
+// head blocked sending the next step to the last stage while the last leader is blocked
+// sending logits the head would read only after that send.
+//
+// The window keeps every send of the head from waiting. What the head has sent a rank j and j
+// has not read belongs to steps whose logits the head has not received: once it holds step
+// s's logits, every rank has started s (the last leader's forward of s needed the hidden
+// states of every earlier stage's leader and the all-reduces of every tp rank for s), and a
+// rank reads all its head messages for s before starting it. submit() keeps the sum of
+// wire_bytes() over those steps at most window_bytes_ (kOneStepMaxBytes, which every
+// transport buffers per pair without the receiver reading: the collectives' contract,
+// comm/collectives.h; tcp socket buffers, the data plane's 4 MiB shm rings), and keeps at
+// most max_in_flight() of them, by receiving the oldest logits into a buffer first when
+// needed. A larger step (a prefill chunk) is sent only with nothing awaiting logits, when
+// every rank reads it without waiting on the head. So the head waits only to receive logits
+// (in order, so the last leader's logits sends drain) or in its own stage's all-reduces with
+// ranks on the same step, and no cycle can form.
+int64_t ClusterRank::wire_bytes(int64_t n_tokens) const {
+  const int64_t hidden = plan_.n_stages() > 1 ? n_tokens * model_.hparams().dim * 4 : 0;
+  return 3 * kMessageOverheadBytes + static_cast<int64_t>(sizeof(Header)) + n_tokens * 4 + hidden;
+}
+
 ClusterRank::ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator& world,
-                         model::Transformer& model, model::KvCache& kv)
-    : plan_(plan), rank_(rank), world_(world), model_(model), kv_(kv) {
+                         model::Transformer& model, std::span<model::KvCache> slots,
+                         int64_t window_bytes)
+    : plan_(plan),
+      rank_(rank),
+      world_(world),
+      model_(model),
+      slots_(slots),
+      window_bytes_(window_bytes) {
+  COHORT_CHECK(!slots_.empty());
   const int64_t B = model_.max_batch();
   tokens_.resize(B);
   hidden_.resize(B * model_.hparams().dim);
   logits_.resize(B * model_.hparams().n_vocab);
 }
 
-static_assert(sizeof(int64_t) == 8);
-
-Status ClusterRank::run_step(const Header& h, const int32_t* tokens, float* logits) {
+Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* logits) {
   const cluster::RankPlan& me = plan_.ranks[rank_];
   const auto& stages = plan_.stage_ranks;
   const int64_t n = h.n_tokens, dim = model_.hparams().dim, V = model_.hparams().n_vocab;
@@ -44,41 +92,122 @@ Status ClusterRank::run_step(const Header& h, const int32_t* tokens, float* logi
     io.hidden_in = hidden_.data();
   }
   if (!me.shard.outputs) io.hidden_out = hidden_.data();
-  // The head writes the logits straight into the caller's buffer when it holds them.
-  float* out_logits = rank_ == 0 && logits ? logits : logits_.data();
+  float* out_logits = logits ? logits : logits_.data();
   if (me.shard.outputs) io.logits = out_logits;
-  COHORT_RETURN_IF_ERROR(model_.forward(n, h.pos0, kv_, io));
+  COHORT_RETURN_IF_ERROR(model_.forward(n, h.pos0, slots_[static_cast<size_t>(h.slot)], io));
 
   if (!me.shard.outputs && leader) {
     for (int r : stages[me.stage + 1]) {
       COHORT_RETURN_IF_ERROR(world_.send(r, hidden_.data(), n * dim * 4, timeout_ms_));
     }
   }
-  const int last_leader = stages.back()[0];
   if (me.shard.outputs && leader && rank_ != 0) {
     COHORT_RETURN_IF_ERROR(world_.send(0, out_logits, n_logits * V * 4, timeout_ms_));
-  }
-  if (rank_ == 0 && last_leader != 0) {
-    COHORT_RETURN_IF_ERROR(world_.recv(last_leader, logits, n_logits * V * 4, timeout_ms_));
   }
   return Status::ok();
 }
 
-Status ClusterRank::step(const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
-                         float* logits) {
-  if (rank_ != 0) return Status::internal("cluster: step() is for rank 0");
+Status ClusterRank::check_request(int64_t slot, int64_t n) const {
+  if (rank_ != 0) return Status::internal("cluster: steps are driven by rank 0");
   if (n < 1 || n > model_.max_batch()) {
     return Status::invalid_argument("cluster: batch of " + std::to_string(n) + " tokens");
   }
-  Header h{kOpStep, all_logits ? 1u : 0u, n, pos0};
-  COHORT_RETURN_IF_ERROR(world_.broadcast(&h, sizeof(h), 0, timeout_ms_));
-  std::memcpy(tokens_.data(), tokens, n * sizeof(int32_t));
-  COHORT_RETURN_IF_ERROR(world_.broadcast(tokens_.data(), n * sizeof(int32_t), 0, timeout_ms_));
-  return run_step(h, tokens_.data(), logits);
+  if (slot < 0 || slot >= static_cast<int64_t>(slots_.size())) {
+    return Status::invalid_argument("cluster: no slot " + std::to_string(slot) + " of " +
+                                    std::to_string(slots_.size()));
+  }
+  return Status::ok();
+}
+
+Status ClusterRank::start(const Header& h, const int32_t* tokens, float* logits) {
+  Header wire = h;
+  COHORT_RETURN_IF_ERROR(world_.broadcast(&wire, sizeof(wire), 0, timeout_ms_));
+  std::memcpy(tokens_.data(), tokens, h.n_tokens * sizeof(int32_t));
+  COHORT_RETURN_IF_ERROR(
+      world_.broadcast(tokens_.data(), h.n_tokens * sizeof(int32_t), 0, timeout_ms_));
+  return run_stage(h, tokens_.data(), logits);
+}
+
+Status ClusterRank::recv_logits(int64_t n_logits, float* dst) {
+  const int last_leader = plan_.stage_ranks.back()[0];
+  const size_t bytes = n_logits * model_.hparams().n_vocab * sizeof(float);
+  return world_.recv(last_leader, dst, bytes, timeout_ms_);
+}
+
+int64_t ClusterRank::n_awaiting() const {
+  return std::count_if(in_flight_.begin(), in_flight_.end(),
+                       [](const InFlight& f) { return !f.received; });
+}
+
+Status ClusterRank::receive_oldest() {
+  // Logits arrive in step order, so the steps received form a prefix of in_flight_.
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                         [](const InFlight& f) { return !f.received; });
+  COHORT_CHECK(it != in_flight_.end());
+  it->logits.resize(it->n_logits * model_.hparams().n_vocab);
+  COHORT_RETURN_IF_ERROR(recv_logits(it->n_logits, it->logits.data()));
+  it->received = true;
+  return Status::ok();
+}
+
+Status ClusterRank::submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                           bool all_logits) {
+  COHORT_RETURN_IF_ERROR(check_request(slot, n));
+  InFlight f;
+  f.n_logits = all_logits ? n : 1;
+  f.wire_bytes = wire_bytes(n);
+  for (;;) {
+    int64_t awaiting_bytes = 0, awaiting = 0;
+    for (const InFlight& g : in_flight_) {
+      if (g.received) continue;
+      awaiting_bytes += g.wire_bytes;
+      ++awaiting;
+    }
+    if (awaiting == 0 ||
+        (awaiting < max_in_flight() && awaiting_bytes + f.wire_bytes <= window_bytes_)) {
+      break;
+    }
+    COHORT_RETURN_IF_ERROR(receive_oldest());
+  }
+  // With one stage the head computes the logits itself, now.
+  const bool local = plan_.stage_ranks.back()[0] == 0;
+  if (local) f.logits.resize(f.n_logits * model_.hparams().n_vocab);
+  Header h{kOpStep, all_logits ? 1u : 0u, n, pos0, slot};
+  COHORT_RETURN_IF_ERROR(start(h, tokens, local ? f.logits.data() : nullptr));
+  f.received = local;
+  in_flight_.push_back(std::move(f));
+  return Status::ok();
+}
+
+Status ClusterRank::collect(float* logits) {
+  if (in_flight_.empty()) return Status::internal("cluster: collect() with no step in flight");
+  InFlight& f = in_flight_.front();
+  if (f.received) {
+    std::copy(f.logits.begin(), f.logits.end(), logits);
+  } else {
+    COHORT_RETURN_IF_ERROR(recv_logits(f.n_logits, logits));
+  }
+  in_flight_.pop_front();
+  return Status::ok();
+}
+
+Status ClusterRank::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                         bool all_logits, float* logits) {
+  COHORT_RETURN_IF_ERROR(check_request(slot, n));
+  while (n_awaiting() > 0) COHORT_RETURN_IF_ERROR(receive_oldest());
+  Header h{kOpStep, all_logits ? 1u : 0u, n, pos0, slot};
+  COHORT_RETURN_IF_ERROR(start(h, tokens, logits));
+  if (plan_.stage_ranks.back()[0] != 0) {
+    COHORT_RETURN_IF_ERROR(recv_logits(all_logits ? n : 1, logits));
+  }
+  return Status::ok();
 }
 
 Status ClusterRank::stop() {
-  Header h{kOpStop, 0, 0, 0};
+  // Steps still in flight end normally on the workers before they read the stop.
+  while (n_awaiting() > 0) COHORT_RETURN_IF_ERROR(receive_oldest());
+  in_flight_.clear();
+  Header h{kOpStop, 0, 0, 0, 0};
   return world_.broadcast(&h, sizeof(h), 0, timeout_ms_);
 }
 
@@ -88,12 +217,13 @@ Status ClusterRank::serve(int64_t timeout_ms) {
     // Idle workers wait as long as the caller allows for the next step.
     COHORT_RETURN_IF_ERROR(world_.broadcast(&h, sizeof(h), 0, timeout_ms));
     if (h.op == kOpStop) return Status::ok();
-    if (h.op != kOpStep || h.n_tokens < 1 || h.n_tokens > model_.max_batch()) {
+    if (h.op != kOpStep || h.all_logits > 1 || h.n_tokens < 1 || h.n_tokens > model_.max_batch() ||
+        h.slot < 0 || h.slot >= static_cast<int64_t>(slots_.size())) {
       return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad step header");
     }
     COHORT_RETURN_IF_ERROR(
         world_.broadcast(tokens_.data(), h.n_tokens * sizeof(int32_t), 0, timeout_ms_));
-    COHORT_RETURN_IF_ERROR(run_step(h, tokens_.data(), nullptr));
+    COHORT_RETURN_IF_ERROR(run_stage(h, tokens_.data(), nullptr));
   }
 }
 

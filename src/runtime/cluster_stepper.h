@@ -1,17 +1,26 @@
 // Forward steps across the ranks of a placement plan. Rank 0 (the head) drives: each step
-// it broadcasts a small header and the token ids to every rank; each rank runs its shard
-// (tensor-parallel ranks of a stage all-reduce inside the model through their stage group);
-// the leader (tp rank 0) of each pipeline stage sends the hidden states on to every rank of
-// the next stage; the leader of the last stage sends the logits back to rank 0.
+// it broadcasts a small header (op, slot, positions) and the token ids to every rank; each
+// rank runs its shard on the slot's KV cache (tensor-parallel ranks of a stage all-reduce
+// inside the model through their stage group); the leader (tp rank 0) of each pipeline stage
+// sends the hidden states on to every rank of the next stage; the leader of the last stage
+// sends the logits back to rank 0.
 //
 // Per pair of ranks, messages are sent and received in the same program order on both
 // sides, so the world and stage-group traffic never interleave ambiguously.
+//
+// Overlap: the head may submit a step and return as soon as its own stage (stage 0) has run
+// and passed the hidden states on; the logits are received later (collect). Workers loop step
+// by step, so with several steps in flight the stages work on different steps at once. How
+// this stays free of deadlock is argued in cluster_stepper.cpp (the in-flight window).
 #pragma once
 
+#include <deque>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cluster/planner.h"
+#include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "model/kv_cache.h"
 #include "model/transformer.h"
@@ -21,51 +30,91 @@ namespace cohort::runtime {
 
 class ClusterRank {
  public:
-  // world: every rank of the plan; stage: this rank's tensor-parallel group (a group of one
-  // for pure pipeline); model/kv: this rank's shard. All must outlive the ClusterRank.
+  // world: every rank of the plan; model: this rank's shard, bound to its stage group;
+  // slots: one KV cache per sequence slot (the same count on every rank). All must outlive
+  // the ClusterRank. window_bytes: what `world` buffers per pair of ranks without the receiver
+  // reading (the in-flight window's budget, see cluster_stepper.cpp); every transport we
+  // have buffers comm::kOneStepMaxBytes.
   ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator& world,
-              model::Transformer& model, model::KvCache& kv);
+              model::Transformer& model, std::span<model::KvCache> slots,
+              int64_t window_bytes = static_cast<int64_t>(comm::kOneStepMaxBytes));
 
   // Worker side: runs steps as rank 0 sends them until rank 0 sends stop (ok) or a peer
-  // fails (the error).
+  // fails or sends a bad header (the error; kCorrupt for a header naming no valid slot).
   Status serve(int64_t timeout_ms);
 
-  // Head side (rank 0): one step on every rank; logits as Stepper::step.
-  Status step(const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits, float* logits);
-  // Head side: tells every rank to leave serve().
+  // Head side (rank 0), as Stepper's step/submit/collect/abandon. step() first receives the
+  // logits of every step still in flight (kept for collect()).
+  Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+              float* logits);
+  Status submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits);
+  Status collect(float* logits);
+  void abandon() { in_flight_.clear(); }
+  // The number of pipeline stages: enough steps in flight to keep every stage busy.
+  int64_t max_in_flight() const { return plan_.n_stages(); }
+  // Head side: receives what is still in flight, then tells every rank to leave serve().
   Status stop();
 
  private:
   struct Header;
-  Status run_step(const Header& h, const int32_t* tokens, float* logits);
+  // A submitted step whose logits have not been collected.
+  struct InFlight {
+    int64_t n_logits = 0;    // rows of n_vocab floats
+    int64_t wire_bytes = 0;  // what the head sent any one rank for it (see the window)
+    bool received = false;   // the logits are in `logits`
+    std::vector<float> logits;
+  };
+
+  Status check_request(int64_t slot, int64_t n) const;
+  // Broadcasts the header and tokens (head) and runs this rank's stage of the step: receive
+  // the hidden states, forward, send hidden states or logits on. logits: where the head puts
+  // the logits when it computes them itself (single stage).
+  Status start(const Header& h, const int32_t* tokens, float* logits);
+  Status run_stage(const Header& h, const int32_t* tokens, float* logits);
+  int64_t wire_bytes(int64_t n_tokens) const;
+  // Head: receives the logits of the oldest step still awaiting them into its buffer.
+  Status receive_oldest();
+  Status recv_logits(int64_t n_logits, float* dst);
+  int64_t n_awaiting() const;
 
   const cluster::Plan& plan_;
   int rank_;
   comm::Communicator& world_;
   model::Transformer& model_;
-  model::KvCache& kv_;
+  std::span<model::KvCache> slots_;
+  int64_t window_bytes_;
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
   std::vector<int32_t> tokens_;
   std::vector<float> hidden_, logits_;
+  std::deque<InFlight> in_flight_;  // head: oldest first
 };
 
 // The head's Stepper over a ClusterRank of rank 0.
 class ClusterStepper final : public Stepper {
  public:
-  ClusterStepper(ClusterRank& head, const model::Transformer& model, const model::KvCache& kv)
-      : head_(head), model_(model), kv_(kv) {}
+  ClusterStepper(ClusterRank& head, const model::Transformer& model,
+                 std::span<const model::KvCache> slots)
+      : head_(head), model_(model), slots_(slots) {}
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
-  int64_t n_ctx() const override { return kv_.n_ctx(); }
+  int64_t n_ctx() const override { return slots_[0].n_ctx(); }
   int64_t max_batch() const override { return model_.max_batch(); }
-  Status step(const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+  int64_t n_slots() const override { return static_cast<int64_t>(slots_.size()); }
+  int64_t max_in_flight() const override { return head_.max_in_flight(); }
+  Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
               float* logits) override {
-    return head_.step(tokens, n, pos0, all_logits, logits);
+    return head_.step(slot, tokens, n, pos0, all_logits, logits);
   }
+  Status submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                bool all_logits) override {
+    return head_.submit(slot, tokens, n, pos0, all_logits);
+  }
+  Status collect(float* logits) override { return head_.collect(logits); }
+  void abandon() override { head_.abandon(); }
 
  private:
   ClusterRank& head_;
   const model::Transformer& model_;
-  const model::KvCache& kv_;
+  std::span<const model::KvCache> slots_;
 };
 
 }  // namespace cohort::runtime

@@ -1,6 +1,5 @@
 #include "runtime/generation_engine.h"
 
-#include "runtime/generator.h"
 #include "text/sampler.h"
 
 namespace cohort::runtime {
@@ -14,43 +13,39 @@ Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req
                                     " tokens; the context holds " +
                                     std::to_string(stepper_.n_ctx()));
   }
-  text::SamplerConfig sc;
-  sc.temperature = req.temperature;
-  sc.top_p = req.top_p;
-  sc.top_k = req.top_k;
-  sc.min_p = 0;
-  sc.seed = req.seed;
-  std::lock_guard<std::mutex> lock(mu_);
-  text::Sampler sampler(sc, static_cast<int32_t>(stepper_.n_vocab()));
-  text::Detokenizer detok(tok_);
   CompletionResult out;
   out.prompt_tokens = static_cast<int64_t>(prompt.size());
   out.finish_reason = "length";
-  Generator gen(stepper_, [&](int32_t id) { return tok_.is_eog(id); });
-  GenerateStats st;
-  if (req.max_tokens > 0) {
-    Status s = gen.generate(
-        prompt, req.max_tokens, sampler,
-        [&](int32_t id) {
-          ++out.completion_tokens;
-          if (tok_.is_eog(id)) {
-            out.finish_reason = "stop";
-            return false;
-          }
-          out.text += detok.push(id);
-          for (const std::string& stop : req.stop) {
-            const size_t at = stop.empty() ? std::string::npos : out.text.find(stop);
-            if (at != std::string::npos) {
-              out.text.resize(at);
-              out.finish_reason = "stop";
-              return false;
-            }
-          }
-          return true;
-        },
-        &st);
-    if (!s.is_ok()) return s;
-  }
+  if (req.max_tokens == 0) return out;
+
+  text::Detokenizer detok(tok_);
+  GenerationJob job;
+  job.prompt = std::move(prompt);
+  job.n_predict = req.max_tokens;
+  job.sampling.temperature = req.temperature;
+  job.sampling.top_p = req.top_p;
+  job.sampling.top_k = req.top_k;
+  job.sampling.min_p = 0;
+  job.sampling.seed = req.seed;
+  // Runs on the engine thread while this thread waits in run().
+  job.on_token = [&](int32_t id) {
+    ++out.completion_tokens;
+    if (tok_.is_eog(id)) {
+      out.finish_reason = "stop";
+      return false;
+    }
+    out.text += detok.push(id);
+    for (const std::string& stop : req.stop) {
+      const size_t at = stop.empty() ? std::string::npos : out.text.find(stop);
+      if (at != std::string::npos) {
+        out.text.resize(at);
+        out.finish_reason = "stop";
+        return false;
+      }
+    }
+    return true;
+  };
+  COHORT_RETURN_IF_ERROR(scheduler_.run(std::move(job)));
   if (out.finish_reason == "length") out.text += detok.flush();
   return out;
 }

@@ -1,13 +1,13 @@
-// runtime::Engine over any Stepper (one node or a cluster): tokenizes, generates and
-// detokenizes one request at a time (requests are serialised by a mutex; batching several
-// is the API issue's work).
+// runtime::Engine over any Stepper (one node or a cluster): tokenizes and validates on the
+// calling (HTTP) thread, then hands the request to a SlotScheduler, whose engine thread
+// interleaves it with the other requests on the stepper's sequence slots; detokenizes and
+// applies stop strings as tokens arrive. complete() blocks until its request has ended.
 #pragma once
 
-#include <atomic>
-#include <mutex>
 #include <string>
 
 #include "runtime/engine.h"
+#include "runtime/slot_scheduler.h"
 #include "runtime/stepper.h"
 #include "text/tokenizer.h"
 
@@ -15,9 +15,12 @@ namespace cohort::runtime {
 
 class GenerationEngine final : public Engine {
  public:
-  // stepper and tokenizer must outlive the engine.
+  // stepper and tokenizer must outlive the engine. Starts the engine thread.
   GenerationEngine(std::string model_name, Stepper& stepper, const text::Tokenizer& tokenizer)
-      : name_(std::move(model_name)), stepper_(stepper), tok_(tokenizer) {}
+      : name_(std::move(model_name)),
+        stepper_(stepper),
+        tok_(tokenizer),
+        scheduler_(stepper, [&tokenizer](int32_t id) { return tokenizer.is_eog(id); }) {}
 
   bool ready() const override { return true; }
   std::string model_name() const override { return name_; }
@@ -27,7 +30,7 @@ class GenerationEngine final : public Engine {
   std::string name_;
   Stepper& stepper_;
   const text::Tokenizer& tok_;
-  std::mutex mu_;  // one generation at a time on the stepper
+  SlotScheduler scheduler_;
 };
 
 }  // namespace cohort::runtime

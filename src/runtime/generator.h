@@ -1,6 +1,6 @@
-// Single-sequence generation on a Transformer: prefill the prompt in chunks, then sample
-// one token at a time, handing each to a callback. The building block `cohort run` uses;
-// the request scheduler of later issues drives the same steps.
+// Single-sequence generation on one slot of a Stepper: prefill the prompt in chunks, then
+// sample one token at a time, handing each to a callback. What `cohort run` uses; the engine
+// loop (runtime/slot_scheduler.h) drives the same steps (runtime/sequence.h) for many.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +24,12 @@ struct GenerateStats {
 
 class Generator {
  public:
-  // eog(id) says whether a token ends generation (the tokenizer's EOS/EOT).
-  Generator(Stepper& stepper, std::function<bool(int32_t)> eog)
-      : stepper_(stepper), eog_(std::move(eog)) {}
-  // The whole model on this node.
+  // eog(id) says whether a token ends generation (the tokenizer's EOS/EOT). Runs on `slot`.
+  Generator(Stepper& stepper, std::function<bool(int32_t)> eog, int64_t slot = 0)
+      : stepper_(stepper), eog_(std::move(eog)), slot_(slot) {}
+  // The whole model on this node, on one cache.
   Generator(model::Transformer& model, model::KvCache& kv, std::function<bool(int32_t)> eog)
-      : local_(std::make_unique<LocalStepper>(model, kv)),
+      : local_(std::make_unique<LocalStepper>(model, std::span<model::KvCache>(&kv, 1))),
         stepper_(*local_),
         eog_(std::move(eog)) {}
 
@@ -52,6 +52,7 @@ class Generator {
   std::unique_ptr<LocalStepper> local_;
   Stepper& stepper_;
   std::function<bool(int32_t)> eog_;
+  int64_t slot_ = 0;
   std::vector<float> logits_;
 };
 

@@ -52,7 +52,7 @@ struct MpiSession::Impl {
   cluster::Plan plan;
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<model::Transformer> model;
-  std::optional<model::KvCache> kv;
+  std::vector<model::KvCache> kv_slots;
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
   std::string small_path;
@@ -232,14 +232,16 @@ Status MpiSession::Impl::start() {
   Status loaded = m.status();
   if (m.is_ok()) {
     model = std::move(m).value();
-    auto cache = model->new_cache(options.n_ctx, options.kv_type);
-    loaded = cache.status();
-    if (cache.is_ok()) kv.emplace(std::move(cache).value());
+    for (int64_t slot = 0; slot < options.n_slots && loaded.is_ok(); ++slot) {
+      auto cache = model->new_cache(options.n_ctx, options.kv_type);
+      loaded = cache.status();
+      if (cache.is_ok()) kv_slots.push_back(std::move(cache).value());
+    }
   }
   COHORT_RETURN_IF_ERROR(agree(loaded, "load its shard"));
   COHORT_LOG_INFO("mpi: rank %d of %d: %s", me, n, mine.shard.to_string().c_str());
-  rank = std::make_unique<ClusterRank>(plan, me, *world, *model, *kv);
-  if (me == 0) stepper = std::make_unique<ClusterStepper>(*rank, *model, *kv);
+  rank = std::make_unique<ClusterRank>(plan, me, *world, *model, kv_slots);
+  if (me == 0) stepper = std::make_unique<ClusterStepper>(*rank, *model, kv_slots);
   return Status::ok();
 #else
   return Status::unsupported("this build has no mpi transport (MPI was not found at build time)");

@@ -23,6 +23,7 @@ struct MpiSessionOptions {
   int threads = 0;
   int64_t n_ctx = 2048;
   int64_t max_batch = 64;
+  int64_t n_slots = 1;  // sequence slots (a KV cache each, on every rank)
   DType kv_type = DType::kF16;
   int64_t link_delay_us = 0;
   std::string small_allreduce;  // "", "mpi" or "p2p" (see comm/mpi/mpi_communicator.h)

@@ -1,8 +1,30 @@
-// One forward step of "the model", wherever it runs: on this node (LocalStepper) or across a
+// Forward steps of "the model", wherever it runs: on this node (LocalStepper) or across a
 // cluster (ClusterStepper, runtime/cluster_stepper.h). The generation loop sees only this.
+//
+// Sequence slots: a stepper holds n_slots() independent sequences, each with its own KV
+// cache of n_ctx() positions. Every step names its slot; steps of one slot must come in
+// position order (a slot is reset simply by stepping it from position 0 again).
+//
+// Two ways to run a step:
+//  - step(): synchronous; returns with the logits. Steps submitted earlier and not yet
+//    collected stay queued for collect() (their results are kept aside).
+//  - submit() + collect(): asynchronous. submit() starts a step and may return before its
+//    logits exist; collect() returns the logits of the oldest submitted, uncollected step
+//    (FIFO). A stepper that can overlap steps (a pipeline of several stages) says how many
+//    are worth having in flight with max_in_flight(); more may be submitted, they then
+//    simply wait. The default implementation below runs submit() synchronously.
+//
+// Errors: after step(), submit() or collect() failed, the caller calls abandon(), which
+// forgets every step in flight (their logits are never collected); the slots' contents are
+// then unspecified.
+//
+// Thread-safety: one thread drives a stepper (the engine loop).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
 
 #include "core/status.h"
 #include "model/kv_cache.h"
@@ -14,33 +36,46 @@ class Stepper {
  public:
   virtual ~Stepper() = default;
   virtual int64_t n_vocab() const = 0;
-  virtual int64_t n_ctx() const = 0;
+  virtual int64_t n_ctx() const = 0;  // positions per slot
   virtual int64_t max_batch() const = 0;
-  // Runs tokens at positions pos0.. (n <= max_batch()); writes the logits of the last token,
-  // or of every token when all_logits ([n][n_vocab]).
-  virtual Status step(const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+  virtual int64_t n_slots() const = 0;
+  // Steps worth keeping in flight at once (pipeline stages); 1: no overlap.
+  virtual int64_t max_in_flight() const { return 1; }
+
+  // Runs tokens at positions pos0.. of `slot` (0 <= slot < n_slots(), 1 <= n <= max_batch());
+  // writes the logits of the last token, or of every token when all_logits ([n][n_vocab]).
+  virtual Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
                       float* logits) = 0;
+
+  // Starts the same step as step(); tokens may be reused as soon as it returns.
+  virtual Status submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                        bool all_logits);
+  // The logits of the oldest uncollected submit() (sized as step() writes them).
+  // kInternal when nothing is in flight.
+  virtual Status collect(float* logits);
+  // Forgets every step in flight (after an error).
+  virtual void abandon() { done_.clear(); }
+
+ private:
+  std::deque<std::vector<float>> done_;  // the default submit()'s results, oldest first
 };
 
-// The whole model on this node.
+// The whole model on this node, one KvCache per slot.
 class LocalStepper final : public Stepper {
  public:
-  LocalStepper(model::Transformer& model, model::KvCache& kv) : model_(model), kv_(kv) {}
+  // model and the caches must outlive the stepper; every cache has the same n_ctx.
+  LocalStepper(model::Transformer& model, std::span<model::KvCache> slots)
+      : model_(model), slots_(slots) {}
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
-  int64_t n_ctx() const override { return kv_.n_ctx(); }
+  int64_t n_ctx() const override { return slots_[0].n_ctx(); }
   int64_t max_batch() const override { return model_.max_batch(); }
-  Status step(const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
-              float* logits) override {
-    model::ForwardIo io;
-    io.tokens = tokens;
-    io.logits = logits;
-    io.all_logits = all_logits;
-    return model_.forward(n, pos0, kv_, io);
-  }
+  int64_t n_slots() const override { return static_cast<int64_t>(slots_.size()); }
+  Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+              float* logits) override;
 
  private:
   model::Transformer& model_;
-  model::KvCache& kv_;
+  std::span<model::KvCache> slots_;
 };
 
 }  // namespace cohort::runtime

@@ -189,11 +189,18 @@ class Session {
     auto model = model::Transformer::create(*file, me.shard, *dp->stage, pool, kernels::best(),
                                             req.max_batch);
     if (!model.is_ok()) return model.status();
-    auto kv = (*model)->new_cache(req.n_ctx, static_cast<DType>(req.kv_type));
-    if (!kv.is_ok()) return kv.status();
-    COHORT_LOG_INFO("worker %s: rank %d of %zu, %s, %.1f MiB KV", o_.name.c_str(), req.rank,
-                    req.plan.ranks.size(), me.shard.to_string().c_str(), kv->bytes() / 1048576.0);
-    ClusterRank rank(req.plan, req.rank, *dp->world, **model, *kv);
+    std::vector<model::KvCache> slots;
+    size_t kv_bytes = 0;
+    for (int32_t s = 0; s < req.n_slots; ++s) {
+      auto kv = (*model)->new_cache(req.n_ctx, static_cast<DType>(req.kv_type));
+      if (!kv.is_ok()) return kv.status();
+      kv_bytes += kv->bytes();
+      slots.push_back(std::move(kv).value());
+    }
+    COHORT_LOG_INFO("worker %s: rank %d of %zu, %s, %d slots, %.1f MiB KV", o_.name.c_str(),
+                    req.rank, req.plan.ranks.size(), me.shard.to_string().c_str(), req.n_slots,
+                    kv_bytes / 1048576.0);
+    ClusterRank rank(req.plan, req.rank, *dp->world, **model, slots);
     Status served = rank.serve(kIdleTimeoutMs);
     if (!served.is_ok()) {
       COHORT_LOG_WARN("worker %s: steps ended: %s", o_.name.c_str(), served.message().c_str());

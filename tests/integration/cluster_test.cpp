@@ -560,3 +560,61 @@ TEST(ClusterMemory, PipelineWorkerHoldsOnlyItsShard) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// `cohort serve` on a two-node pipeline: four different greedy requests at once (decoded
+// interleaved on the head's slots, both stages busy) each get the text they get alone.
+TEST(ClusterServe, ConcurrentCompletionsOnAPipelineEqualEachAlone) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  testing::TempDir dir;
+  const std::string key = dir.file("k");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  const int port = testing::free_port();
+  ChildProcess worker({kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+                       "--key-file", key, "-t", "1", "--no-announce"},
+                      dir.file("w.log"));
+  ASSERT_TRUE(testing::wait_for_port(port, 5000));
+  const std::string model = testing::kSharedData + "/models/stories260K.gguf";
+  const std::vector<std::string> prompts = {"Once upon a time", "The little dog",
+                                            "Lily and Tom went to", "One day, a big"};
+  auto body = [](const std::string& prompt) {
+    return R"({"prompt":")" + prompt + R"(","max_tokens":48,"temperature":0})";
+  };
+  for (const char* transport : {"tcp", "shm"}) {
+    SCOPED_TRACE(transport);
+    const int http = testing::free_port();
+    ChildProcess head({kBin, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
+                       "--parallel", "pipeline", "--transport", transport, "--key-file", key, "-t",
+                       "1", "--slots", "4", "--port", std::to_string(http)},
+                      dir.file(std::string("head-") + transport + ".log"));
+    ASSERT_TRUE(testing::wait_for_port(http, 10000)) << head.log() << worker.log();
+    std::vector<std::string> alone;
+    for (const std::string& p : prompts) {
+      auto reply =
+          testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions", body(p));
+      ASSERT_EQ(reply.status, 200) << reply.body << head.log();
+      alone.push_back(testing::completion_text(reply.body));
+      EXPECT_GT(alone.back().size(), 20u) << reply.body;
+    }
+    std::vector<std::string> together(prompts.size());
+    std::vector<std::thread> clients;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      clients.emplace_back([&, i] {
+        auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
+                                           body(prompts[i]));
+        together[i] = reply.status == 200 ? testing::completion_text(reply.body)
+                                          : "HTTP " + std::to_string(reply.status) + reply.body;
+      });
+    }
+    for (auto& c : clients) c.join();
+    EXPECT_EQ(together, alone) << head.log();
+    EXPECT_NE(head.log().find("4 slots"), std::string::npos) << head.log();
+    head.kill(SIGTERM);
+  }
+  EXPECT_NE(worker.log().find("4 slots"), std::string::npos) << worker.log();
+}
+
+}  // namespace
+}  // namespace cohort

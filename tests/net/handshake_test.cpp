@@ -225,8 +225,10 @@ TEST(Handshake, GarbagePeerFailsFast) {
   // A well-framed but malformed HELLO, and a peer that hangs up, fail too.
   Socket c, d;
   connected_pair(&c, &d);
+  // This build's version (little-endian), so the malformed length is what fails.
   const uint8_t bad_hello[] = {
       'C', 'O', 'H', 'H', static_cast<uint8_t>(kProtocolVersion), 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+  static_assert(kProtocolVersion < 256);
   ASSERT_TRUE(write_frame(d, kFrameTypeHello, bad_hello, sizeof(bad_hello), 1000).is_ok());
   r = handshake(c, generate_cluster_key(), info("h", "head"), 3000);
   EXPECT_EQ(r.status().code(), StatusCode::kCorrupt) << r.status().message();

@@ -1,92 +1,75 @@
 // Generation driven through ClusterRank over an in-process group (one thread per rank) gives
 // the same greedy tokens as one node: the stage protocol (headers, hidden states between
-// stages, logits back to rank 0) independent of any network transport.
+// stages, logits back to rank 0) independent of any network transport. With sequence slots,
+// steps of several sequences submitted and collected in any interleaving give exactly the
+// logits each sequence gets alone.
 #include "runtime/cluster_stepper.h"
 
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <random>
 #include <thread>
 
 #include "cluster/model_desc.h"
 #include "comm/in_process_group.h"
 #include "format/gguf.h"
 #include "runtime/generator.h"
+#include "runtime/in_process_cluster.h"
 #include "support/shared_data.h"
 #include "text/tokenizer.h"
 
 namespace cohort {
 namespace {
 
-std::vector<int32_t> generate_single(const format::GgufFile& f, const std::vector<int32_t>& prompt,
-                                     int n) {
-  ThreadPool pool(1);
-  auto comm = comm::make_local_communicator();
-  auto hp = model::HParams::from_gguf(f);
-  auto m =
-      model::Transformer::create(f, model::ShardSpec::whole(*hp), *comm, pool, kernels::best(), 8);
-  EXPECT_TRUE(m.is_ok());
-  auto kv = (*m)->new_cache(256, DType::kF32);
-  runtime::Generator gen(**m, *kv, [](int32_t) { return false; });
+using testing::kTestBatch;
+using testing::kTestCtx;
+
+std::vector<int32_t> generate(runtime::Stepper& stepper, const std::vector<int32_t>& prompt, int n,
+                              Status* st) {
+  runtime::Generator gen(stepper, [](int32_t) { return false; });
   text::SamplerConfig sc;
   sc.temperature = 0;
-  text::Sampler s(sc, hp->n_vocab);
+  text::Sampler s(sc, static_cast<int32_t>(stepper.n_vocab()));
   std::vector<int32_t> out;
-  EXPECT_TRUE(gen.generate(
-                     prompt, n, s,
-                     [&](int32_t id) {
-                       out.push_back(id);
-                       return true;
-                     },
-                     nullptr)
-                  .is_ok());
+  *st = gen.generate(
+      prompt, n, s,
+      [&](int32_t id) {
+        out.push_back(id);
+        return true;
+      },
+      nullptr);
   return out;
 }
 
-std::vector<int32_t> generate_cluster(const format::GgufFile& f, const cluster::Plan& plan,
-                                      const std::vector<int32_t>& prompt, int n) {
-  const int size = static_cast<int>(plan.ranks.size());
-  auto world = comm::make_in_process_group(size);
-  std::vector<int32_t> out;
-  std::vector<Status> st(size);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadPool pool(1);
-      // Pure tensor: the stage group is the world; pure pipeline: a group of one.
-      auto local = comm::make_local_communicator();
-      comm::Communicator& tp =
-          plan.stage_ranks[plan.ranks[r].stage].size() > 1 ? *world[r] : *local;
-      auto m = model::Transformer::create(f, plan.ranks[r].shard, tp, pool, kernels::best(), 8);
-      if (!m.is_ok()) {
-        st[r] = m.status();
-        return;
-      }
-      auto kv = (*m)->new_cache(256, DType::kF32);
-      runtime::ClusterRank cr(plan, r, *world[r], **m, *kv);
-      if (r != 0) {
-        st[r] = cr.serve(20000);
-        return;
-      }
-      runtime::ClusterStepper stepper(cr, **m, *kv);
-      runtime::Generator gen(stepper, [](int32_t) { return false; });
-      text::SamplerConfig sc;
-      sc.temperature = 0;
-      text::Sampler s(sc, (*m)->hparams().n_vocab);
-      st[r] = gen.generate(
-          prompt, n, s,
-          [&](int32_t id) {
-            out.push_back(id);
-            return true;
-          },
-          nullptr);
-      Status stop = cr.stop();
-      if (st[r].is_ok()) st[r] = stop;
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < size; ++r)
-    EXPECT_TRUE(st[r].is_ok()) << "rank " << r << ": " << st[r].message();
-  return out;
+// The whole model on one node, one thread: `run` gets its stepper.
+void with_one_node(const format::GgufFile& f, int64_t n_slots,
+                   const std::function<void(runtime::Stepper&)>& run) {
+  ThreadPool pool(1);
+  auto comm = comm::make_local_communicator();
+  auto hp = model::HParams::from_gguf(f);
+  ASSERT_TRUE(hp.is_ok());
+  auto m = model::Transformer::create(f, model::ShardSpec::whole(*hp), *comm, pool, kernels::best(),
+                                      kTestBatch);
+  ASSERT_TRUE(m.is_ok());
+  std::vector<model::KvCache> slots;
+  for (int64_t s = 0; s < n_slots; ++s) slots.push_back(*(*m)->new_cache(kTestCtx, DType::kF32));
+  runtime::LocalStepper stepper(**m, slots);
+  run(stepper);
+}
+
+cluster::Plan make_plan(const format::GgufFile& f, cluster::ParallelMode mode, int n_nodes,
+                        int tp_group_size = 0) {
+  auto md = cluster::describe_model(f);
+  EXPECT_TRUE(md.is_ok()) << md.status().message();
+  std::vector<cluster::NodeDesc> nodes(n_nodes, cluster::NodeDesc{"n", 1ull << 30, 1.0});
+  cluster::PlanOptions opt;
+  opt.mode = mode;
+  opt.tp_group_size = tp_group_size;
+  auto plan =
+      cluster::plan_placement(nodes, cluster::LinkMatrix::uniform(n_nodes, 50, 1e9), *md, opt);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+  return plan.is_ok() ? *plan : cluster::Plan{};
 }
 
 class ClusterStepperTest : public ::testing::TestWithParam<std::pair<cluster::ParallelMode, int>> {
@@ -99,18 +82,23 @@ TEST_P(ClusterStepperTest, StoriesGreedyTokensMatchOneNode) {
   auto tok = text::Tokenizer::from_gguf(*f);
   ASSERT_TRUE(tok.is_ok());
   const std::vector<int32_t> prompt = (*tok)->encode("Once upon a time", true, false);
-  const std::vector<int32_t> want = generate_single(*f, prompt, 80);
+  std::vector<int32_t> want;
+  with_one_node(*f, 1, [&](runtime::Stepper& s) {
+    Status st;
+    want = generate(s, prompt, 80, &st);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+  });
 
   const auto [mode, n_nodes] = GetParam();
-  auto md = cluster::describe_model(*f);
-  ASSERT_TRUE(md.is_ok()) << md.status().message();
-  std::vector<cluster::NodeDesc> nodes(n_nodes, cluster::NodeDesc{"n", 1ull << 30, 1.0});
-  cluster::PlanOptions opt;
-  opt.mode = mode;
-  auto plan =
-      cluster::plan_placement(nodes, cluster::LinkMatrix::uniform(n_nodes, 50, 1e9), *md, opt);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  EXPECT_EQ(generate_cluster(*f, *plan, prompt, 80), want) << plan->to_string();
+  const cluster::Plan plan = make_plan(*f, mode, n_nodes);
+  std::vector<int32_t> got;
+  Status st = testing::run_in_process_cluster(*f, plan, 1, [&](runtime::Stepper& s) {
+    Status gs;
+    got = generate(s, prompt, 80, &gs);
+    return gs;
+  });
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(got, want) << plan.to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -125,6 +113,202 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(cluster::parallel_mode_name(p.param.first)) +
              std::to_string(p.param.second);
     });
+
+// One sequence's steps: prompt chunks (one of them asking for every token's logits), then
+// single decode tokens, all at consecutive positions.
+struct Script {
+  struct Step {
+    std::vector<int32_t> tokens;
+    int64_t pos0;
+    bool all_logits;
+  };
+  std::vector<Step> steps;
+};
+
+std::vector<Script> make_scripts(int64_t n_vocab) {
+  const std::vector<std::vector<int64_t>> chunk_sizes = {{8, 3}, {5}, {8, 8, 2}};
+  std::mt19937 rng(1234);
+  std::vector<Script> scripts;
+  for (size_t k = 0; k < chunk_sizes.size(); ++k) {
+    Script s;
+    int64_t pos = 0;
+    auto add = [&](int64_t n, bool all) {
+      Script::Step st{{}, pos, all};
+      for (int64_t i = 0; i < n; ++i) st.tokens.push_back(static_cast<int32_t>(rng() % n_vocab));
+      pos += n;
+      s.steps.push_back(std::move(st));
+    };
+    for (size_t c = 0; c < chunk_sizes[k].size(); ++c) add(chunk_sizes[k][c], c == 0 && k == 1);
+    for (int i = 0; i < 7; ++i) add(1, false);
+    scripts.push_back(std::move(s));
+  }
+  return scripts;
+}
+
+using ScriptLogits = std::vector<std::vector<std::vector<float>>>;  // [script][step] -> logits
+
+size_t logits_size(const Script::Step& st, int64_t n_vocab) {
+  return (st.all_logits ? st.tokens.size() : 1) * static_cast<size_t>(n_vocab);
+}
+
+// Every script alone on slot 0, synchronous steps.
+Status run_alone(runtime::Stepper& s, const std::vector<Script>& scripts, ScriptLogits* out) {
+  out->assign(scripts.size(), {});
+  for (size_t k = 0; k < scripts.size(); ++k) {
+    for (const Script::Step& st : scripts[k].steps) {
+      std::vector<float> l(logits_size(st, s.n_vocab()));
+      COHORT_RETURN_IF_ERROR(s.step(0, st.tokens.data(), static_cast<int64_t>(st.tokens.size()),
+                                    st.pos0, st.all_logits, l.data()));
+      (*out)[k].push_back(std::move(l));
+    }
+  }
+  return Status::ok();
+}
+
+// Script k on slot (n - 1 - k); a seeded random mix of submit (mostly), synchronous step and
+// collect, so steps of one slot are often in flight together and the window fills and
+// drains in every way.
+Status run_interleaved(runtime::Stepper& s, const std::vector<Script>& scripts, ScriptLogits* out) {
+  const size_t n = scripts.size();
+  out->assign(n, {});
+  for (size_t k = 0; k < n; ++k) out->at(k).resize(scripts[k].steps.size());
+  std::vector<size_t> next(n, 0);
+  std::deque<std::pair<size_t, size_t>> in_flight;  // (script, step)
+  std::mt19937 rng(42);
+  auto left = [&] {
+    std::vector<size_t> ks;
+    for (size_t k = 0; k < n; ++k)
+      if (next[k] < scripts[k].steps.size()) ks.push_back(k);
+    return ks;
+  };
+  for (;;) {
+    const std::vector<size_t> ks = left();
+    if (ks.empty() && in_flight.empty()) break;
+    const unsigned r = rng() % 10;
+    if (!ks.empty() && (r < 6 || in_flight.empty())) {
+      const size_t k = ks[rng() % ks.size()];
+      const size_t i = next[k]++;
+      const Script::Step& st = scripts[k].steps[i];
+      const int64_t slot = static_cast<int64_t>(n - 1 - k);
+      std::vector<float>& l = out->at(k)[i];
+      l.resize(logits_size(st, s.n_vocab()));
+      if (r == 0) {
+        COHORT_RETURN_IF_ERROR(s.step(slot, st.tokens.data(),
+                                      static_cast<int64_t>(st.tokens.size()), st.pos0,
+                                      st.all_logits, l.data()));
+      } else {
+        COHORT_RETURN_IF_ERROR(s.submit(slot, st.tokens.data(),
+                                        static_cast<int64_t>(st.tokens.size()), st.pos0,
+                                        st.all_logits));
+        in_flight.emplace_back(k, i);
+      }
+    } else {
+      const auto [k, i] = in_flight.front();
+      in_flight.pop_front();
+      COHORT_RETURN_IF_ERROR(s.collect(out->at(k)[i].data()));
+    }
+  }
+  return Status::ok();
+}
+
+struct SlotCase {
+  cluster::ParallelMode mode;
+  int n_nodes;
+  int tp_group_size;
+  bool exact_to_one_node;  // pipeline: every layer is computed whole, as on one node
+};
+
+void PrintTo(const SlotCase& c, std::ostream* os) {
+  *os << cluster::parallel_mode_name(c.mode) << " on " << c.n_nodes << " nodes";
+}
+
+class ClusterSlotsTest : public ::testing::TestWithParam<SlotCase> {};
+
+TEST_P(ClusterSlotsTest, InterleavedSequencesMatchEachAlone) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto f = format::GgufFile::open(testing::kSharedData + "/models/stories260K.gguf");
+  ASSERT_TRUE(f.is_ok());
+  const SlotCase c = GetParam();
+  const cluster::Plan plan = make_plan(*f, c.mode, c.n_nodes, c.tp_group_size);
+  ASSERT_EQ(plan.n_stages(), c.mode == cluster::ParallelMode::kPipeline ? c.n_nodes
+                             : c.mode == cluster::ParallelMode::kTensor ? 1
+                                                                        : 2)
+      << plan.to_string();
+  auto hp = model::HParams::from_gguf(*f);
+  ASSERT_TRUE(hp.is_ok());
+  const std::vector<Script> scripts = make_scripts(hp->n_vocab);
+
+  // The reference: one node, or (when sums are split across ranks) this plan, each alone.
+  ScriptLogits want, got;
+  if (c.exact_to_one_node) {
+    with_one_node(*f, 1, [&](runtime::Stepper& s) {
+      Status st = run_alone(s, scripts, &want);
+      EXPECT_TRUE(st.is_ok()) << st.message();
+    });
+  } else {
+    Status st = testing::run_in_process_cluster(
+        *f, plan, 1, [&](runtime::Stepper& s) { return run_alone(s, scripts, &want); });
+    ASSERT_TRUE(st.is_ok()) << st.message();
+  }
+  Status st = testing::run_in_process_cluster(*f, plan, 3, [&](runtime::Stepper& s) {
+    EXPECT_EQ(s.n_slots(), 3);
+    EXPECT_EQ(s.max_in_flight(), plan.n_stages());
+    return run_interleaved(s, scripts, &got);
+  });
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].size(), want[k].size());
+    for (size_t i = 0; i < want[k].size(); ++i) {
+      EXPECT_EQ(got[k][i], want[k][i]) << "sequence " << k << " step " << i << "\n"
+                                       << plan.to_string();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plans, ClusterSlotsTest,
+                         ::testing::Values(SlotCase{cluster::ParallelMode::kPipeline, 2, 0, true},
+                                           SlotCase{cluster::ParallelMode::kPipeline, 3, 0, true},
+                                           SlotCase{cluster::ParallelMode::kTensor, 2, 0, false},
+                                           SlotCase{cluster::ParallelMode::kHybrid, 4, 2, false}),
+                         [](const ::testing::TestParamInfo<SlotCase>& p) {
+                           return std::string(cluster::parallel_mode_name(p.param.mode)) +
+                                  std::to_string(p.param.n_nodes);
+                         });
+
+// A worker refuses a step header that names no slot it has: kCorrupt, not a crash or a
+// write past its caches. The head's side is played by hand, with the header's wire layout
+// (op u32 = 1, all_logits u32, n_tokens i64, pos0 i64, slot i64).
+TEST(ClusterRankTest, WorkerRefusesABadSlot) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto f = format::GgufFile::open(testing::kSharedData + "/models/stories260K.gguf");
+  ASSERT_TRUE(f.is_ok());
+  const cluster::Plan plan = make_plan(*f, cluster::ParallelMode::kPipeline, 2);
+  for (int64_t bad_slot : {int64_t{2}, int64_t{-1}, int64_t{1} << 40}) {
+    auto world = comm::make_in_process_group(2);
+    Status served;
+    std::thread worker([&] {
+      ThreadPool pool(1);
+      auto local = comm::make_local_communicator();
+      auto m = model::Transformer::create(*f, plan.ranks[1].shard, *local, pool, kernels::best(),
+                                          kTestBatch);
+      ASSERT_TRUE(m.is_ok());
+      std::vector<model::KvCache> slots;
+      for (int s = 0; s < 2; ++s) slots.push_back(*(*m)->new_cache(kTestCtx, DType::kF32));
+      runtime::ClusterRank cr(plan, 1, *world[1], **m, slots);
+      served = cr.serve(5000);
+    });
+    struct {
+      uint32_t op = 1, all_logits = 0;
+      int64_t n_tokens = 1, pos0 = 0, slot;
+    } h;
+    h.slot = bad_slot;
+    static_assert(sizeof(h) == 32);
+    ASSERT_TRUE(world[0]->broadcast(&h, sizeof(h), 0, 5000).is_ok());
+    worker.join();
+    EXPECT_EQ(served.code(), StatusCode::kCorrupt) << bad_slot << ": " << served.message();
+  }
+}
 
 }  // namespace
 }  // namespace cohort

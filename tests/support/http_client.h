@@ -227,4 +227,15 @@ inline HttpReply http_request(uint16_t port, const std::string& method, const st
   return client.request(method, target, body, headers);
 }
 
+// The first "text" string of an OpenAI completion body, still JSON-escaped (enough to compare
+// two completions); a marker naming the body when there is none.
+inline std::string completion_text(const std::string& body) {
+  const std::string key = "\"text\":\"";
+  const size_t at = body.find(key);
+  if (at == std::string::npos) return "<no text in " + body + ">";
+  size_t end = at + key.size();
+  while (end < body.size() && body[end] != '"') end += body[end] == '\\' ? 2 : 1;
+  return body.substr(at + key.size(), end - at - key.size());
+}
+
 }  // namespace cohort::testing

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <vector>
 
 #include "comm/collectives.h"
@@ -42,7 +44,18 @@ class MpiComm final : public P2PCommunicator {
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiComm() override {
-    if (comm_ != MPI_COMM_NULL && !finalized()) MPI_Comm_free(&comm_);
+    if (finalized()) return;
+    // Buffered sends still unmatched (a peer gone): give them a moment, then cancel.
+    (void)reap(deadline_ns(1000), -1, SIZE_MAX);
+    for (Pending& q : pending_) {
+      if (q.req == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      MPI_Test(&q.req, &done, MPI_STATUS_IGNORE);
+      if (done) continue;
+      MPI_Cancel(&q.req);
+      MPI_Request_free(&q.req);
+    }
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   }
 
   int rank() const override { return rank_; }
@@ -51,17 +64,30 @@ class MpiComm final : public P2PCommunicator {
   MPI_Comm handle() const { return comm_; }
   const std::string& small_path_description() const { return describe_; }
 
+  // Messages up to kOneStepMaxBytes are copied and left in flight, up to that many bytes per
+  // peer, as a socket buffers them: MPI sends larger than its eager limit complete only once
+  // the receiver posts a matching receive, and the stage protocol (runtime/cluster_stepper)
+  // relies on small sends not waiting for the receiver. MPI keeps per-pair order whatever
+  // completes when. Larger messages block until sent.
   Status send(int peer, const void* data, size_t bytes, int64_t timeout_ms) override {
     COHORT_RETURN_IF_ERROR(check_peer(peer));
     const int64_t deadline = deadline_ns(timeout_ms);
+    COHORT_RETURN_IF_ERROR(reap(deadline, peer, bytes <= kOneStepMaxBytes ? bytes : SIZE_MAX));
     const auto* p = static_cast<const uint8_t*>(data);
-    for (size_t at = 0; at < bytes || (at == 0 && bytes == 0); at += kMaxChunk) {
+    if (bytes <= kOneStepMaxBytes) {
+      Pending& q = pending_.emplace_back();
+      q.peer = peer;
+      q.bytes.assign(p, p + bytes);
+      return check(
+          MPI_Isend(q.bytes.data(), static_cast<int>(bytes), MPI_BYTE, peer, kTag, comm_, &q.req),
+          "send", peer);
+    }
+    for (size_t at = 0; at < bytes; at += kMaxChunk) {
       const int n = static_cast<int>(std::min(kMaxChunk, bytes - at));
       MPI_Request req;
       COHORT_RETURN_IF_ERROR(
           check(MPI_Isend(p + at, n, MPI_BYTE, peer, kTag, comm_, &req), "send", peer));
       COHORT_RETURN_IF_ERROR(wait(&req, 1, deadline, "send to", peer, nullptr));
-      if (bytes == 0) break;
     }
     return Status::ok();
   }
@@ -273,6 +299,39 @@ class MpiComm final : public P2PCommunicator {
       if (spins > 200) sched_yield();
     }
   }
+
+  // Frees finished buffered sends; then, until `room` more bytes fit in peer's budget (until
+  // none is left when room is SIZE_MAX; peer < 0: every peer's), waits for them.
+  Status reap(int64_t deadline, int peer, size_t room) {
+    for (;;) {
+      size_t held = 0;
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        int done = 0;
+        const int rc = MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return check(rc, "send", it->peer);
+        if (done) {
+          it = pending_.erase(it);
+          continue;
+        }
+        if (peer < 0 || it->peer == peer) held += it->bytes.size();
+        ++it;
+      }
+      if (held == 0 || (room != SIZE_MAX && held + room <= kOneStepMaxBytes)) return Status::ok();
+      if (now_ns() > deadline) {
+        broken_ = true;
+        return Status::timeout(who() + "send to rank " + std::to_string(peer) +
+                               " timed out (earlier messages not taken)");
+      }
+      sched_yield();
+    }
+  }
+
+  struct Pending {
+    int peer = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    std::vector<uint8_t> bytes;
+  };
+  std::list<Pending> pending_;  // buffered sends in flight (list: their buffers must not move)
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
