@@ -54,11 +54,12 @@ int serve(const ServeConfig& cfg) {
   runtime::GenerationEngine engine(name, *ms.stepper, *ms.tokenizer);
   api::Router router;
   api::add_openai_routes(router, engine);
-  const std::string status = ms.cluster ? ms.cluster->status_report() : "one node: no workers\n";
-  router.add("GET", "/v1/cluster/status", [status](const api::HttpRequest&) {
+  router.add("GET", "/v1/cluster/status", [&ms](const api::HttpRequest&) {
     api::HttpResponse r;
     r.content_type = "text/plain; charset=utf-8";
-    r.body = status;
+    r.body = ms.cluster ? ms.cluster->status_report()
+             : ms.mpi   ? ms.mpi->status_report()
+                        : "one node: no workers\n";
     return r;
   });
   api::ServerOptions so;

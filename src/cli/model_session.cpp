@@ -130,9 +130,13 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
     ms->stepper = &ms->mpi->stepper();
   } else if (!f.workers.empty()) {
     COHORT_ASSIGN_OR_RETURN(runtime::ClusterOptions opts, cluster_options(f, ms->n_ctx, kv_type));
-    COHORT_ASSIGN_OR_RETURN(ms->cluster, runtime::ClusterSession::start(opts, *ms->file));
-    std::fprintf(stderr, "%s", ms->cluster->status_report().c_str());
-    ms->stepper = &ms->cluster->stepper();
+    COHORT_ASSIGN_OR_RETURN(auto first, runtime::ClusterSession::start(opts, *ms->file));
+    std::fprintf(stderr, "%s", first->status_report().c_str());
+    const format::GgufFile* model_file = ms->file.get();
+    ms->cluster = std::make_unique<runtime::ReplacingStepper>(
+        [opts, model_file] { return runtime::ClusterSession::start(opts, *model_file); },
+        std::move(first));
+    ms->stepper = ms->cluster.get();
   } else {
     ms->pool = std::make_unique<ThreadPool>(f.threads);
     ms->local_comm = comm::make_local_communicator();

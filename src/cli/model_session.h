@@ -18,6 +18,7 @@
 #include "model/transformer.h"
 #include "runtime/cluster_session.h"
 #include "runtime/mpi_session.h"
+#include "runtime/replacing_stepper.h"
 #include "runtime/stepper.h"
 #include "text/tokenizer.h"
 
@@ -57,8 +58,9 @@ struct ModelSession {
   std::unique_ptr<model::Transformer> local_model;
   std::vector<model::KvCache> local_kvs;  // one per slot
   std::unique_ptr<runtime::Stepper> local_stepper;
-  std::unique_ptr<runtime::ClusterSession> cluster;  // set when running on workers
-  std::unique_ptr<runtime::MpiSession> mpi;          // set with --transport mpi
+  // Set when running on workers: the cluster, placed again when it loses a node.
+  std::unique_ptr<runtime::ReplacingStepper> cluster;
+  std::unique_ptr<runtime::MpiSession> mpi;  // set with --transport mpi
   // An MPI rank other than 0: it has already served its steps (mpi_served says how it
   // ended) and the command should exit with that, printing nothing else.
   bool mpi_worker = false;

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -246,7 +247,14 @@ void serve_connection(const WorkerOptions& o, net::Socket sock, std::atomic<bool
     serve_probe(o, sock);
     return;
   }
-  if (head_busy.exchange(true)) {
+  // A head that just lost a node reconnects at once, while this worker may still be
+  // closing its session with that head's previous placement: give it a moment.
+  bool busy = head_busy.exchange(true);
+  for (int i = 0; busy && i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    busy = head_busy.exchange(true);
+  }
+  if (busy) {
     const std::string why = "worker " + o.name + " is serving another head";
     COHORT_LOG_WARN("worker %s: refused head %s (%s): busy", o.name.c_str(), peer->name.c_str(),
                     sock.peer().c_str());

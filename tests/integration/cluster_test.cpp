@@ -14,6 +14,7 @@
 
 #include "support/greedy_trace.h"
 #include "support/http_client.h"
+#include "support/local_cluster.h"
 #include "support/process.h"
 #include "support/shared_data.h"
 #include "support/subprocess.h"
@@ -305,19 +306,13 @@ TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
                         "--vocab 512 --type q4_0 -o " + model + " 2>/dev/null")
                 .exit_code,
             0);
-  std::vector<std::unique_ptr<ChildProcess>> workers;
-  std::string list;
-  for (int i = 0; i < 2; ++i) {
-    const int port = testing::free_port();
-    const std::string name = "s" + std::to_string(i);
-    workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--key-file", key, "--name", name, "-t", "1", "--no-announce",
-                                 "--cache-dir", dir.file(name + "-cache")},
-        dir.file(name + ".log")));
-    ASSERT_TRUE(testing::wait_for_port(port, 5000)) << workers.back()->log();
-    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
-  }
+  testing::LocalWorkers started =
+      testing::start_workers(kBin, 2, key, dir, "s", [&](const std::string& name) {
+        return std::vector<std::string>{"--cache-dir", dir.file(name + "-cache")};
+      });
+  ASSERT_EQ(started.procs.size(), 2u);
+  auto& workers = started.procs;
+  const std::string& list = started.list;
   auto run = [&](const std::string& mode, const std::string& extra, std::string* log) {
     const std::string err = dir.file("head.log");
     auto r = run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n 24 --temp 0 -t 1 " +

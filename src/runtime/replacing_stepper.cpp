@@ -1,0 +1,120 @@
+#include "runtime/replacing_stepper.h"
+
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace cohort::runtime {
+namespace {
+
+// Errors that mean a node or link is gone, rather than a bad request.
+bool cluster_broke(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kTimeout:
+    case StatusCode::kCorrupt:
+    case StatusCode::kIoError:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+ReplacingStepper::ReplacingStepper(Factory factory, std::unique_ptr<ClusterSession> first,
+                                   double retry_interval_s)
+    : factory_(std::move(factory)),
+      session_(std::move(first)),
+      retry_interval_s_(retry_interval_s) {
+  Stepper& s = session_->stepper();
+  n_vocab_ = s.n_vocab();
+  n_ctx_ = s.n_ctx();
+  max_batch_ = s.max_batch();
+  n_slots_ = s.n_slots();
+  status_ = session_->status_report();
+}
+
+ReplacingStepper::~ReplacingStepper() = default;
+
+int64_t ReplacingStepper::max_in_flight() const {
+  return session_ && !broken_ ? session_->stepper().max_in_flight() : 1;
+}
+
+Status ReplacingStepper::note(const Status& s) {
+  if (!s.is_ok() && cluster_broke(s) && !broken_) {
+    broken_ = true;
+    COHORT_LOG_WARN("cluster: lost a node or link (%s); the model will be placed again",
+                    s.message().c_str());
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = "cluster broken: " + s.message() + "\n(placing again at the next request)\n";
+  }
+  return s;
+}
+
+Status ReplacingStepper::ensure_session() {
+  if (session_ && !broken_) return Status::ok();
+  if (session_) {
+    session_.reset();  // stops what is left of the old placement; workers wait for a head
+  }
+  const double now = now_s();
+  if (last_attempt_s_ > 0 && now - last_attempt_s_ < retry_interval_s_) {
+    return Status::unavailable("cluster: no placement (" + last_failure_.message() +
+                               "); retrying shortly");
+  }
+  last_attempt_s_ = now;
+  auto next = factory_();
+  if (!next.is_ok()) {
+    last_failure_ = next.status();
+    COHORT_LOG_WARN("cluster: cannot place the model again: %s", next.status().message().c_str());
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = "no placement: " + next.status().message() + "\n";
+    return Status::unavailable("cluster: cannot place the model on the nodes left: " +
+                               next.status().message());
+  }
+  Stepper& s = (*next)->stepper();
+  if (s.n_vocab() != n_vocab_ || s.n_ctx() != n_ctx_ || s.n_slots() != n_slots_ ||
+      s.max_batch() != max_batch_) {
+    return Status::internal("cluster: the new placement changed the model's shape");
+  }
+  session_ = std::move(next).value();
+  broken_ = false;
+  last_attempt_s_ = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  status_ = session_->status_report();
+  ++placements_;
+  COHORT_LOG_INFO("cluster: placed again (placement %d)\n%s", placements_, status_.c_str());
+  return Status::ok();
+}
+
+Status ReplacingStepper::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                              bool all_logits, float* logits) {
+  COHORT_RETURN_IF_ERROR(ensure_session());
+  return note(session_->stepper().step(slot, tokens, n, pos0, all_logits, logits));
+}
+
+Status ReplacingStepper::submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                                bool all_logits) {
+  COHORT_RETURN_IF_ERROR(ensure_session());
+  return note(session_->stepper().submit(slot, tokens, n, pos0, all_logits));
+}
+
+Status ReplacingStepper::collect(float* logits) {
+  if (!session_ || broken_) return Status::unavailable("cluster: the placement was lost");
+  return note(session_->stepper().collect(logits));
+}
+
+void ReplacingStepper::abandon() {
+  if (session_) session_->stepper().abandon();
+}
+
+std::string ReplacingStepper::status_report() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+int ReplacingStepper::placements() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return placements_;
+}
+
+}  // namespace cohort::runtime

@@ -1,0 +1,72 @@
+// A cluster Stepper that survives losing a node. When a step fails because the cluster
+// broke (a peer gone, a link cut, a timeout: kUnavailable, kTimeout, kCorrupt, kIoError),
+// the steps in flight fail (their requests end with that error) and the session is torn
+// down when the caller abandons them; the next step places the model again on the nodes
+// still reachable (a new plan; workers reuse their cached or local weights) and runs there.
+// When no placement is possible (too little memory left, no node answers), steps fail with
+// kUnavailable and the reason, and placement is retried at most every retry_interval_s.
+//
+// The shape a caller sees (vocabulary, context, batch, slots) is the first session's and
+// must not change: the factory builds every session from the same options.
+//
+// Thread-safety: one thread drives the stepper (as any Stepper); status_report() may be
+// called from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/status.h"
+#include "runtime/cluster_session.h"
+#include "runtime/stepper.h"
+
+namespace cohort::runtime {
+
+class ReplacingStepper final : public Stepper {
+ public:
+  using Factory = std::function<Result<std::unique_ptr<ClusterSession>>()>;
+
+  // first: the session already started with factory's options.
+  ReplacingStepper(Factory factory, std::unique_ptr<ClusterSession> first,
+                   double retry_interval_s = 2.0);
+  ~ReplacingStepper() override;
+
+  int64_t n_vocab() const override { return n_vocab_; }
+  int64_t n_ctx() const override { return n_ctx_; }
+  int64_t max_batch() const override { return max_batch_; }
+  int64_t n_slots() const override { return n_slots_; }
+  int64_t max_in_flight() const override;
+
+  Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+              float* logits) override;
+  Status submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                bool all_logits) override;
+  Status collect(float* logits) override;
+  void abandon() override;
+
+  // The current placement's report, or why there is none; the number of placements so far.
+  std::string status_report() const;
+  int placements() const;
+
+ private:
+  // Makes sure a session exists (placing again when due); kUnavailable when it cannot.
+  Status ensure_session();
+  // Remembers that the cluster broke when s says so; returns s.
+  Status note(const Status& s);
+
+  Factory factory_;
+  std::unique_ptr<ClusterSession> session_;
+  bool broken_ = false;
+  double retry_interval_s_;
+  double last_attempt_s_ = 0;
+  Status last_failure_;
+  int64_t n_vocab_, n_ctx_, max_batch_, n_slots_;
+
+  mutable std::mutex mu_;  // guards status_ and placements_ (read by other threads)
+  std::string status_;
+  int placements_ = 1;
+};
+
+}  // namespace cohort::runtime
