@@ -36,6 +36,7 @@ function(cohort_add_test area)
   target_link_libraries(${area}_test PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${area}_test PRIVATE
     COHORT_SHARED_DATA="${PROJECT_SOURCE_DIR}/../shared/data"
+    COHORT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     COHORT_BINARY="$<TARGET_FILE:cohort>")
   if(ARG_RUNS_BINARY)
     add_dependencies(${area}_test cohort)  # the tests start the `cohort` binary
