@@ -113,6 +113,7 @@ TEST_F(MpiCluster, ServeConcurrentRequestsOnAPipeline) {
   const int http = testing::free_port();
   testing::ChildProcess head({"/usr/bin/env",
                               "OMPI_MCA_mpi_yield_when_idle=1",
+                              kLsanOptions,
                               "mpirun",
                               "--allow-run-as-root",
                               "--oversubscribe",
