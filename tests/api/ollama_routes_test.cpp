@@ -3,7 +3,7 @@
 // default, whole with stream:false), options, and {"error": ...} for every failure.
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -18,14 +18,42 @@ using nlohmann::json;
 
 class OllamaTest : public api_test::ApiFixture {};
 
+// Digits and the separators of `shape` at the same places: '9' stands for any digit.
+// (No std::regex: GCC 12 warns inside it under the sanitizers.)
+bool has_shape(const std::string& s, const std::string& shape) {
+  if (s.size() != shape.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (shape[i] == '9' ? !std::isdigit(static_cast<unsigned char>(s[i])) : s[i] != shape[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_semver(const std::string& v) {
+  int parts = 0;
+  size_t digits = 0;
+  for (char c : v + ".") {
+    if (c == '.') {
+      if (digits == 0) return false;
+      ++parts;
+      digits = 0;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      ++digits;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3;
+}
+
 TEST_F(OllamaTest, RootVersionTagsPs) {
   auto root = get("/");
   EXPECT_EQ(root.status, 200);
   EXPECT_EQ(root.body, "Ollama is running");
   EXPECT_EQ(cohort::testing::http_request(port_, "HEAD", "/").status, 200);
   auto version = parse(get("/api/version"));
-  EXPECT_TRUE(
-      std::regex_match(version["version"].get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
+  EXPECT_TRUE(is_semver(version["version"].get<std::string>())) << version;
   for (const char* path : {"/api/tags", "/api/ps"}) {
     json j = parse(get(path));
     ASSERT_EQ(j["models"].size(), 1u) << path;
@@ -38,8 +66,7 @@ TEST_F(OllamaTest, RootVersionTagsPs) {
     EXPECT_EQ(m["details"]["format"], "gguf");
     EXPECT_EQ(m["details"]["parameter_size"], "260K");
     EXPECT_EQ(m["details"]["quantization_level"], "F32");
-    EXPECT_TRUE(std::regex_match(m["modified_at"].get<std::string>(),
-                                 std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z)")));
+    EXPECT_TRUE(has_shape(m["modified_at"], "9999-99-99T99:99:99.999999999Z")) << m;
     EXPECT_EQ(m.contains("expires_at"), std::string(path) == "/api/ps");
   }
 }
