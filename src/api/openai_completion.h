@@ -1,20 +1,19 @@
 // OpenAI's legacy POST /v1/completions body, in and out, without HTTP or the engine:
 // parse_completion_request() validates a request body into a runtime::CompletionRequest;
-// completion_response() builds the response object.
+// completion_response() and completion_chunk() build the response objects.
 //
 // Accepted: model (string), prompt (a string, or an array of one string), max_tokens
-// (integer >= 0, default 16; null = default), temperature (0..2), top_p (0..1), top_k
-// (integer >= 0, an extension), seed (integer), stop (a string or an array of strings),
-// stream (false; true is refused until streaming exists). Fields we cannot honour (n or
-// best_of other than 1, echo, logprobs, suffix, token-array prompts) are refused with a
-// 400 naming them, never silently ignored. Any other field is ignored; null means absent.
+// (default 16, as OpenAI's), the shared sampling, stop and stream fields
+// (api/openai_sampling.h). Token-array prompts and several prompts at once are refused
+// with a 400 naming `prompt`; see openai_sampling.h for the other refused fields.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
+#include "api/openai_sampling.h"
 #include "core/status.h"
 #include "runtime/engine.h"
 
@@ -23,6 +22,7 @@ namespace cohort::api {
 struct CompletionParams {
   std::string model;  // empty when the request named none
   runtime::CompletionRequest request;
+  StreamFlags stream;
 };
 
 // kInvalidArgument with a message for the client; `*error_param` is then set to the
@@ -30,9 +30,18 @@ struct CompletionParams {
 Result<CompletionParams> parse_completion_request(const nlohmann::json& body,
                                                   std::string* error_param);
 
-// The text_completion response object. `finish_reason` from the engine is normalised to
-// "stop" or "length".
+// The text_completion response object.
 nlohmann::json completion_response(const std::string& id, int64_t created, const std::string& model,
                                    const runtime::CompletionResult& result);
+
+// One streamed text_completion chunk: choices[0].text = text, finish_reason null unless
+// given. The usage chunk (empty choices) is completion_usage_chunk().
+nlohmann::json completion_chunk(const std::string& id, int64_t created, const std::string& model,
+                                const std::string& text, const char* finish_reason);
+nlohmann::json completion_usage_chunk(const std::string& id, int64_t created,
+                                      const std::string& model, const nlohmann::json& usage);
+
+// {"prompt_tokens","completion_tokens","total_tokens"}.
+nlohmann::json openai_usage(const runtime::CompletionResult& result);
 
 }  // namespace cohort::api

@@ -1,5 +1,6 @@
 #include "api/router.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "api/openai_error.h"
@@ -14,9 +15,25 @@ Router::Router()
 
 void Router::add(std::string method, std::string path, HttpHandler handler, RouteAccess access) {
   for (const Route& r : routes_) {
-    COHORT_CHECK_MSG(!(r.method == method && r.path == path), "router: route added twice");
+    COHORT_CHECK_MSG(!(!r.prefix && r.method == method && r.path == path),
+                     "router: route added twice");
   }
-  routes_.push_back({std::move(method), std::move(path), std::move(handler), access});
+  routes_.push_back({std::move(method), std::move(path), std::move(handler), access, false});
+}
+
+void Router::add_prefix(std::string method, std::string prefix, HttpHandler handler,
+                        RouteAccess access) {
+  for (const Route& r : routes_) {
+    COHORT_CHECK_MSG(!(r.prefix && r.method == method && r.path == prefix),
+                     "router: prefix route added twice");
+  }
+  routes_.push_back({std::move(method), std::move(prefix), std::move(handler), access, true});
+}
+
+bool Router::matches(const Route& r, std::string_view path, bool prefix) const {
+  if (r.prefix != prefix) return false;
+  if (!prefix) return r.path == path;
+  return path.size() > r.path.size() && path.substr(0, r.path.size()) == r.path;
 }
 
 void Router::set_error_formatter(ErrorFormatter formatter) {
@@ -26,8 +43,10 @@ void Router::set_error_formatter(ErrorFormatter formatter) {
 Router::Match Router::find(std::string_view method, std::string_view path) const {
   Match match;
   const Route* get_route = nullptr;
+  const bool exact = std::any_of(routes_.begin(), routes_.end(),
+                                 [&](const Route& r) { return matches(r, path, false); });
   for (const Route& r : routes_) {
-    if (r.path != path) continue;
+    if (!matches(r, path, !exact)) continue;
     match.path_known = true;
     if (!match.allow.empty()) match.allow += ", ";
     match.allow += r.method;

@@ -1,6 +1,7 @@
-// Router: maps (method, path) to a handler. Paths match exactly; the query string never
-// takes part. A HEAD request falls back to the GET handler of its path (the server sends
-// the headers and drops the body).
+// Router: maps (method, path) to a handler. Paths match exactly, or by prefix for routes
+// added with add_prefix() (e.g. "/v1/models/" for /v1/models/{id}; exact routes win); the
+// query string never takes part. A HEAD request falls back to the GET handler of its path (the
+// server sends the headers and drops the body).
 //
 // Errors the server raises itself (401, 404, 405, 413, malformed requests, a handler that
 // threw) are formatted by the router's ErrorFormatter, so each dialect can answer in its
@@ -37,6 +38,10 @@ class Router {
   // Registers a handler. Registering the same (method, path) twice is a bug (checked).
   void add(std::string method, std::string path, HttpHandler handler,
            RouteAccess access = RouteAccess::kApiKey);
+  // Registers a handler for every path that starts with `prefix` and is longer than it; the
+  // handler reads the rest from HttpRequest::path.
+  void add_prefix(std::string method, std::string prefix, HttpHandler handler,
+                  RouteAccess access = RouteAccess::kApiKey);
   void set_error_formatter(ErrorFormatter formatter);
 
   struct Match {
@@ -56,7 +61,9 @@ class Router {
     std::string path;
     HttpHandler handler;
     RouteAccess access;
+    bool prefix = false;
   };
+  bool matches(const Route& r, std::string_view path, bool prefix) const;
   std::vector<Route> routes_;
   ErrorFormatter error_formatter_;
 };

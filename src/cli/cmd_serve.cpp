@@ -1,6 +1,7 @@
 // cohort serve: the head. Loads the model on this node or across the cluster and answers
-// HTTP (OpenAI-style /v1/completions, /health, /v1/models, /v1/cluster/status) until
-// SIGINT/SIGTERM. `cohort cluster status` asks a running head for its nodes and placement.
+// HTTP in the OpenAI, Anthropic and Ollama dialects on one port (api/api_routes.h), plus
+// /v1/cluster/status, until SIGINT/SIGTERM. `cohort cluster status` asks a running head for its
+// nodes and placement.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -9,13 +10,15 @@
 #include <string>
 #include <thread>
 
+#include "api/api_routes.h"
 #include "api/http_server.h"
-#include "api/openai_routes.h"
 #include "cli/commands.h"
 #include "cli/model_session.h"
 #include "net/frame.h"
 #include "net/socket.h"
+#include "runtime/chat_renderer.h"
 #include "runtime/generation_engine.h"
+#include "runtime/model_info.h"
 
 namespace cohort::cli {
 namespace {
@@ -51,9 +54,16 @@ int serve(const ServeConfig& cfg) {
   if (name.empty()) {
     name = cfg.model.model_path.substr(cfg.model.model_path.find_last_of('/') + 1);
   }
-  runtime::GenerationEngine engine(name, *ms.stepper, *ms.tokenizer);
+  auto renderer = runtime::ChatRenderer::from_gguf(*ms.file, *ms.tokenizer);
+  if (!renderer.is_ok()) {
+    std::fprintf(stderr, "serve: %s; using the fallback chat format\n",
+                 renderer.status().message().c_str());
+    renderer = runtime::ChatRenderer();
+  }
+  runtime::GenerationEngine engine(name, *ms.stepper, *ms.tokenizer, std::move(renderer).value(),
+                                   runtime::model_info_from_gguf(*ms.file, ms.n_ctx));
   api::Router router;
-  api::add_openai_routes(router, engine);
+  api::add_api_routes(router, engine);
   router.add("GET", "/v1/cluster/status", [&ms](const api::HttpRequest&) {
     api::HttpResponse r;
     r.content_type = "text/plain; charset=utf-8";

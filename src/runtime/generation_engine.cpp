@@ -1,52 +1,147 @@
 #include "runtime/generation_engine.h"
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "runtime/stop_scanner.h"
 #include "text/sampler.h"
 
 namespace cohort::runtime {
+namespace {
+
+text::SamplerConfig sampler_config(const CompletionRequest& req) {
+  text::SamplerConfig sc;
+  sc.temperature = req.temperature;
+  sc.top_p = req.top_p;
+  sc.top_k = req.top_k;
+  sc.min_p = req.min_p;
+  sc.repeat_penalty = req.repeat_penalty;
+  sc.repeat_last_n = req.repeat_last_n;
+  sc.presence_penalty = req.presence_penalty;
+  sc.frequency_penalty = req.frequency_penalty;
+  sc.seed = req.seed ? *req.seed : std::random_device{}();
+  return sc;
+}
+
+// Pieces of text passed from the engine thread to the request's thread.
+struct PieceQueue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> pieces;
+  bool done = false;
+  std::atomic<bool> cancel{false};
+
+  void push(std::string piece) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pieces.push_back(std::move(piece));
+    }
+    cv.notify_one();
+  }
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+    }
+    cv.notify_one();
+  }
+  // Hands every piece to sink until the producer finished; sink returning false cancels.
+  void drain(const TextSink& sink) {
+    for (;;) {
+      std::deque<std::string> batch;
+      bool finished = false;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !pieces.empty() || done; });
+        batch.swap(pieces);
+        finished = done;
+      }
+      for (std::string& p : batch) {
+        if (!cancel.load() && !sink(p)) cancel = true;
+      }
+      if (finished) return;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<int32_t> GenerationEngine::encode(const std::string& prompt,
+                                              bool prompt_is_chat) const {
+  bool add_bos = tok_.add_bos_default();
+  if (prompt_is_chat && tok_.bos_id() >= 0) {
+    // Templates usually write bos_token themselves: do not add a second one.
+    const std::string& bos = tok_.piece(tok_.bos_id());
+    if (!bos.empty() && prompt.compare(0, bos.size(), bos) == 0) add_bos = false;
+  }
+  return tok_.encode(prompt, add_bos, prompt_is_chat);
+}
 
 Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req) {
-  if (req.max_tokens < 0) return Status::invalid_argument("max_tokens must be >= 0");
-  std::vector<int32_t> prompt = tok_.encode(req.prompt, tok_.add_bos_default(), false);
+  std::vector<int32_t> prompt = encode(req.prompt, req.prompt_is_chat);
   if (prompt.empty()) return Status::invalid_argument("the prompt is empty");
   if (static_cast<int64_t>(prompt.size()) >= stepper_.n_ctx()) {
-    return Status::invalid_argument("the prompt has " + std::to_string(prompt.size()) +
-                                    " tokens; the context holds " +
-                                    std::to_string(stepper_.n_ctx()));
+    return Status::out_of_range("the prompt has " + std::to_string(prompt.size()) +
+                                " tokens; the context holds " + std::to_string(stepper_.n_ctx()));
   }
+  const int64_t room = stepper_.n_ctx() - static_cast<int64_t>(prompt.size());
+  const int64_t max_tokens = req.max_tokens < 0 ? room : std::min(req.max_tokens, room);
+  text::Detokenizer detok(tok_);
+  StopScanner stops(req.stop);
   CompletionResult out;
   out.prompt_tokens = static_cast<int64_t>(prompt.size());
   out.finish_reason = "length";
-  if (req.max_tokens == 0) return out;
-
-  text::Detokenizer detok(tok_);
-  GenerationJob job;
-  job.prompt = std::move(prompt);
-  job.n_predict = req.max_tokens;
-  job.sampling.temperature = req.temperature;
-  job.sampling.top_p = req.top_p;
-  job.sampling.top_k = req.top_k;
-  job.sampling.min_p = 0;
-  job.sampling.seed = req.seed;
-  // Runs on the engine thread while this thread waits in run().
-  job.on_token = [&](int32_t id) {
-    ++out.completion_tokens;
-    if (tok_.is_eog(id)) {
-      out.finish_reason = "stop";
-      return false;
-    }
-    out.text += detok.push(id);
-    for (const std::string& stop : req.stop) {
-      const size_t at = stop.empty() ? std::string::npos : out.text.find(stop);
-      if (at != std::string::npos) {
-        out.text.resize(at);
+  PieceQueue queue;
+  const auto emit = [&](std::string piece) {
+    if (!piece.empty() && req.on_text) queue.push(std::move(piece));
+  };
+  if (max_tokens > 0) {
+    GenerationJob job;
+    job.prompt = std::move(prompt);
+    job.n_predict = max_tokens;
+    job.sampling = sampler_config(req);
+    // Runs on the engine thread; the detokenizer and stop scanner are this request's alone.
+    job.on_token = [&](int32_t id) {
+      ++out.completion_tokens;
+      if (tok_.is_eog(id)) {
         out.finish_reason = "stop";
         return false;
       }
+      emit(stops.push(detok.push(id)));
+      return !stops.matched() && !queue.cancel.load();
+    };
+    Status status;
+    if (req.on_text) {
+      std::thread runner([&] {
+        status = scheduler_.run(std::move(job));
+        queue.finish();
+      });
+      queue.drain(req.on_text);
+      runner.join();
+    } else {
+      status = scheduler_.run(std::move(job));
     }
-    return true;
-  };
-  COHORT_RETURN_IF_ERROR(scheduler_.run(std::move(job)));
-  if (out.finish_reason == "length") out.text += detok.flush();
+    if (!status.is_ok()) return status;
+  }
+  const bool cancelled = queue.cancel.load();
+  if (!stops.matched() && !cancelled && req.on_text) {
+    // The tail held back by the detokenizer and the stop scanner, streamed now.
+    std::string tail = stops.push(detok.flush());
+    if (!stops.matched()) tail += stops.flush();
+    if (!tail.empty() && !req.on_text(tail)) queue.cancel = true;
+  } else if (!stops.matched() && !cancelled) {
+    (void)stops.push(detok.flush());
+    if (!stops.matched()) (void)stops.flush();
+  }
+  if (stops.matched()) out.finish_reason = "stop";
+  out.text = stops.text();
+  out.stop_sequence = stops.matched_stop();
+  if (queue.cancel.load()) out.finish_reason = "cancelled";
   return out;
 }
 

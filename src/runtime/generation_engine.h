@@ -1,11 +1,16 @@
 // runtime::Engine over any Stepper (one node or a cluster): tokenizes and validates on the
 // calling (HTTP) thread, then hands the request to a SlotScheduler, whose engine thread
-// interleaves it with the other requests on the stepper's sequence slots; detokenizes and
-// applies stop strings as tokens arrive. complete() blocks until its request has ended.
+// interleaves it with the other requests on the stepper's sequence slots. Text is
+// detokenized and stop strings applied as tokens arrive; a streaming request's pieces are
+// handed to its on_text on the calling thread (so a slow client never stalls the engine
+// thread), and on_text returning false cancels the request at its next token. Chat prompts
+// are rendered by a ChatRenderer (runtime/chat_renderer.h).
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "runtime/chat_renderer.h"
 #include "runtime/engine.h"
 #include "runtime/slot_scheduler.h"
 #include "runtime/stepper.h"
@@ -15,22 +20,37 @@ namespace cohort::runtime {
 
 class GenerationEngine final : public Engine {
  public:
-  // stepper and tokenizer must outlive the engine. Starts the engine thread.
-  GenerationEngine(std::string model_name, Stepper& stepper, const text::Tokenizer& tokenizer)
+  // stepper and tokenizer must outlive the engine. The default renderer is the fallback
+  // chat format. Starts the engine thread.
+  GenerationEngine(std::string model_name, Stepper& stepper, const text::Tokenizer& tokenizer,
+                   ChatRenderer renderer = {}, ModelInfo info = {})
       : name_(std::move(model_name)),
         stepper_(stepper),
         tok_(tokenizer),
+        renderer_(std::move(renderer)),
+        info_(std::move(info)),
         scheduler_(stepper, [&tokenizer](int32_t id) { return tokenizer.is_eog(id); }) {}
 
   bool ready() const override { return true; }
   std::string model_name() const override { return name_; }
+  ModelInfo model_info() const override { return info_; }
+  Result<std::string> render_chat(const ChatPrompt& chat) const override {
+    return renderer_.render(chat);
+  }
+  Result<int64_t> count_tokens(const std::string& prompt, bool prompt_is_chat) const override {
+    return static_cast<int64_t>(encode(prompt, prompt_is_chat).size());
+  }
   Result<CompletionResult> complete(const CompletionRequest& request) override;
 
  private:
+  std::vector<int32_t> encode(const std::string& prompt, bool prompt_is_chat) const;
+
   std::string name_;
   Stepper& stepper_;
   const text::Tokenizer& tok_;
-  SlotScheduler scheduler_;
+  ChatRenderer renderer_;
+  ModelInfo info_;
+  SlotScheduler scheduler_;  // last: its engine thread may use the members above
 };
 
 }  // namespace cohort::runtime

@@ -266,7 +266,7 @@ TEST(ClusterServe, CompletionsAndStatusFromTheHead) {
   EXPECT_EQ(health.status, 200) << head.log();
   auto reply = testing::http_request(
       static_cast<uint16_t>(http), "POST", "/v1/completions",
-      R"({"model":"stories","prompt":"Once upon a time","max_tokens":40,"temperature":0})");
+      R"({"model":"stories260K","prompt":"Once upon a time","max_tokens":40,"temperature":0})");
   ASSERT_EQ(reply.status, 200) << reply.body << head.log();
   const auto single =
       run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n 40 --temp 0 2>/dev/null");

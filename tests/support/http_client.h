@@ -147,6 +147,14 @@ class HttpClient {
     return read_reply(method == "HEAD");
   }
 
+  // Reads until `marker` has arrived (kept for read_reply); false on EOF, error or timeout.
+  bool wait_for(std::string_view marker) {
+    while (buf_.find(marker) == std::string::npos) {
+      if (!fill()) return false;
+    }
+    return true;
+  }
+
   // True when the server closes the connection (EOF or reset) within the read timeout;
   // bytes that arrive before it are discarded.
   bool wait_closed() {

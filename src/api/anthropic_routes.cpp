@@ -1,0 +1,102 @@
+#include "api/anthropic_routes.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "api/anthropic_error.h"
+#include "api/anthropic_messages.h"
+#include "api/anthropic_stream.h"
+#include "api/json_body.h"
+#include "api/model_match.h"
+#include "api/prompt_check.h"
+#include "api/request_id.h"
+#include "api/sse.h"
+
+namespace cohort::api {
+namespace {
+
+using nlohmann::json;
+
+HttpResponse engine_error(const Status& st) {
+  return anthropic_error(http_status_for(st), st.message());
+}
+
+// Parses, checks the model and renders the prompt; on failure *error is the response.
+Result<MessagesParams> prepare(runtime::Engine& engine, const HttpRequest& req, bool count_only,
+                               HttpResponse* error) {
+  Result<json> body = parse_json_object(req.body);
+  if (!body.is_ok()) {
+    *error = anthropic_error(400, body.status().message());
+    return body.status();
+  }
+  Result<MessagesParams> p = parse_messages_request(*body, count_only);
+  if (!p.is_ok()) {
+    *error = anthropic_error(400, p.status().message());
+    return p.status();
+  }
+  if (!model_matches(p->model, engine.model_name())) {
+    *error = anthropic_error(404, "model: " + p->model);
+    return Status::not_found("model");
+  }
+  if (!engine.ready()) {
+    *error = anthropic_error(503, "the model is still loading");
+    return Status::unavailable("loading");
+  }
+  Result<std::string> prompt = engine.render_chat(p->chat);
+  if (!prompt.is_ok()) {
+    *error = anthropic_error(400, prompt.status().message());
+    return prompt.status();
+  }
+  p->request.prompt = std::move(prompt).value();
+  return p;
+}
+
+HttpResponse messages(runtime::Engine& engine, const HttpRequest& req) {
+  HttpResponse error;
+  Result<MessagesParams> p = prepare(engine, req, /*count_only=*/false, &error);
+  if (!p.is_ok()) return error;
+  Result<int64_t> n = check_prompt(engine, p->request);
+  if (!n.is_ok()) return engine_error(n.status());
+  const std::string id = random_id("msg_");
+  if (p->stream) {
+    AnthropicStream s{id, p->model, *n, std::move(p->request)};
+    return sse_response(anthropic_stream_producer(engine, std::move(s)));
+  }
+  Result<runtime::CompletionResult> result = engine.complete(p->request);
+  if (!result.is_ok()) return engine_error(result.status());
+  return json_response(200, messages_response(id, p->model, *result));
+}
+
+HttpResponse count_tokens(runtime::Engine& engine, const HttpRequest& req) {
+  HttpResponse error;
+  Result<MessagesParams> p = prepare(engine, req, /*count_only=*/true, &error);
+  if (!p.is_ok()) return error;
+  Result<int64_t> n = engine.count_tokens(p->request.prompt, true);
+  if (!n.is_ok()) return engine_error(n.status());
+  return json_response(200, {{"input_tokens", *n}});
+}
+
+template <typename F>
+HttpHandler guarded(F f) {
+  return [f = std::move(f)](const HttpRequest& req) -> HttpResponse {
+    try {
+      return f(req);
+    } catch (const std::exception& e) {
+      return anthropic_error(500, std::string("anthropic: internal error: ") + e.what());
+    }
+  };
+}
+
+}  // namespace
+
+void add_anthropic_routes(Router& router, runtime::Engine& engine) {
+  router.add("POST", "/v1/messages",
+             guarded([&engine](const HttpRequest& req) { return messages(engine, req); }));
+  router.add("POST", "/v1/messages/count_tokens",
+             guarded([&engine](const HttpRequest& req) { return count_tokens(engine, req); }));
+}
+
+}  // namespace cohort::api

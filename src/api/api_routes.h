@@ -1,0 +1,14 @@
+// Every dialect on one router, as Ollama serves them on one port: OpenAI under /v1/
+// (openai_routes.h), Anthropic at /v1/messages (anthropic_routes.h), Ollama under /api/ and
+// at / (ollama_routes.h), with server-raised errors in each path's dialect
+// (dialect_errors.h). The engine must outlive the server the router is handed to.
+#pragma once
+
+#include "api/router.h"
+#include "runtime/engine.h"
+
+namespace cohort::api {
+
+void add_api_routes(Router& router, runtime::Engine& engine);
+
+}  // namespace cohort::api

@@ -1,0 +1,137 @@
+#include "api/ollama_routes.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "api/json_body.h"
+#include "api/model_match.h"
+#include "api/ollama_error.h"
+#include "api/ollama_request.h"
+#include "api/ollama_response.h"
+#include "api/prompt_check.h"
+#include "api/sse.h"
+
+namespace cohort::api {
+namespace {
+
+using nlohmann::json;
+
+HttpResponse engine_error(const Status& st) {
+  return ollama_error(http_status_for(st), st.message());
+}
+
+HttpResponse model_not_found(const std::string& model) {
+  return ollama_error(404, "model '" + model + "' not found");
+}
+
+// Runs the generation, streaming lines through `w` when set; returns the last line (or, not
+// streamed, the whole answer); null when the client went away.
+Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w) {
+  const int64_t t0 = unix_time_ns();
+  int64_t t_first = 0;
+  runtime::CompletionRequest req = p.request;
+  if (w != nullptr) {
+    req.on_text = [&](std::string_view piece) {
+      if (t_first == 0) t_first = unix_time_ns();
+      return w->write(ndjson_line(ollama_piece(p.model, p.chat, std::string(piece))));
+    };
+  }
+  Result<runtime::CompletionResult> result = engine.complete(req);
+  if (!result.is_ok()) return result.status();
+  if (result->finish_reason == "cancelled") return json();
+  const int64_t t1 = unix_time_ns();
+  if (t_first == 0) t_first = t1;
+  OllamaTimings t{t1 - t0, t_first - t0, t1 - t_first};
+  return ollama_final(p.model, p.chat, w != nullptr ? std::string() : result->text, *result, t);
+}
+
+HttpResponse generate(runtime::Engine& engine, const HttpRequest& req, bool chat) {
+  Result<json> body = parse_json_object(req.body);
+  if (!body.is_ok()) return ollama_error(400, body.status().message());
+  Result<OllamaParams> p = chat ? parse_ollama_chat(*body) : parse_ollama_generate(*body);
+  if (!p.is_ok()) return ollama_error(400, p.status().message());
+  if (!model_matches(p->model, engine.model_name())) return model_not_found(p->model);
+  if (!engine.ready()) return ollama_error(503, "the model is still loading");
+  if (p->load_only) return json_response(200, ollama_loaded(p->model, chat));
+  if (p->render) {
+    Result<std::string> prompt = engine.render_chat(p->chat_prompt);
+    if (!prompt.is_ok()) return ollama_error(400, prompt.status().message());
+    p->request.prompt = std::move(prompt).value();
+  }
+  Result<int64_t> n = check_prompt(engine, p->request);
+  if (!n.is_ok()) return engine_error(n.status());
+  if (!p->stream) {
+    Result<json> answer = run(engine, *p, nullptr);
+    if (!answer.is_ok()) return engine_error(answer.status());
+    return json_response(200, *answer);
+  }
+  return ndjson_response([&engine, params = std::move(p).value()](StreamWriter& w) {
+    Result<json> last = run(engine, params, &w);
+    if (!last.is_ok()) {
+      w.write(ndjson_line({{"error", last.status().message()}}));
+    } else if (!last->is_null()) {  // null: the client has gone
+      w.write(ndjson_line(*last));
+    }
+  });
+}
+
+HttpResponse show(const runtime::Engine& engine, const HttpRequest& req, int64_t modified) {
+  Result<json> body = parse_json_object(req.body);
+  if (!body.is_ok()) return ollama_error(400, body.status().message());
+  std::string name;
+  for (const char* key : {"model", "name"}) {
+    if (body->contains(key) && (*body)[key].is_string()) name = (*body)[key].get<std::string>();
+    if (!name.empty()) break;
+  }
+  if (name.empty()) return ollama_error(400, "model is required");
+  if (!model_matches(name, engine.model_name())) return model_not_found(name);
+  return json_response(200, ollama_show(engine.model_name(), engine.model_info(), modified));
+}
+
+HttpResponse list(const runtime::Engine& engine, int64_t modified, bool ps) {
+  json entry = ollama_model_entry(engine.model_name(), engine.model_info(), modified, ps);
+  return json_response(200, {{"models", json::array({std::move(entry)})}});
+}
+
+template <typename F>
+HttpHandler guarded(F f) {
+  return [f = std::move(f)](const HttpRequest& req) -> HttpResponse {
+    try {
+      return f(req);
+    } catch (const std::exception& e) {
+      return ollama_error(500, std::string("ollama: internal error: ") + e.what());
+    }
+  };
+}
+
+}  // namespace
+
+void add_ollama_routes(Router& router, runtime::Engine& engine) {
+  const int64_t started = unix_time_ns();
+  router.add("GET", "/",
+             guarded([](const HttpRequest&) { return text_response(200, "Ollama is running"); }),
+             RouteAccess::kPublic);
+  router.add("GET", "/api/version", guarded([](const HttpRequest&) {
+               return json_response(200, {{"version", kOllamaVersion}});
+             }));
+  router.add("GET", "/api/tags", guarded([&engine, started](const HttpRequest&) {
+               return list(engine, started, /*ps=*/false);
+             }));
+  router.add("GET", "/api/ps", guarded([&engine, started](const HttpRequest&) {
+               return list(engine, started, /*ps=*/true);
+             }));
+  router.add("POST", "/api/show", guarded([&engine, started](const HttpRequest& req) {
+               return show(engine, req, started);
+             }));
+  router.add("POST", "/api/chat", guarded([&engine](const HttpRequest& req) {
+               return generate(engine, req, /*chat=*/true);
+             }));
+  router.add("POST", "/api/generate", guarded([&engine](const HttpRequest& req) {
+               return generate(engine, req, /*chat=*/false);
+             }));
+}
+
+}  // namespace cohort::api

@@ -1,0 +1,26 @@
+// The Ollama dialect's routes, served from one runtime::Engine (clients take the bare host):
+//   GET|HEAD /          200 "Ollama is running" (what clients probe for; public)
+//   GET /api/version    {"version":"0.6.8"} (semver: clients gate features on it)
+//   GET /api/tags       the served model; GET /api/ps the same, as loaded
+//   POST /api/show      {model} or {name}: modelfile, parameters, template, details...
+//   POST /api/chat      chat; NDJSON lines by default, one object with stream:false
+//   POST /api/generate  a completion of prompt (rendered as a user turn unless raw), likewise
+// Lines: {model, created_at, message|response, done:false} per text piece, then a done:true
+// line with done_reason and the counts and durations (ollama_response.h). Errors are
+// {"error":"..."}: 400 bad input, 404 unknown model, 503 loading, 500 otherwise; a failure
+// after the stream started is sent as an {"error":...} line. When the client goes away the
+// generation is cancelled.
+//
+// The engine must outlive the server the routes are handed to.
+#pragma once
+
+#include "api/router.h"
+#include "runtime/engine.h"
+
+namespace cohort::api {
+
+inline constexpr const char* kOllamaVersion = "0.6.8";
+
+void add_ollama_routes(Router& router, runtime::Engine& engine);
+
+}  // namespace cohort::api

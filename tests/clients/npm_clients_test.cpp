@@ -1,0 +1,85 @@
+// Conformance with the clients people's tools use: starts `cohort serve` on the trained
+// stories260K model and runs each script in tests/js (the official openai, @anthropic-ai/sdk
+// and ollama npm packages) against it with node. The scripts assert that real text came
+// back, whole and streamed, with consistent usage and finish reasons.
+//
+// Skips only when node itself is missing; missing node_modules is a failure that names the
+// fix (scripts/bootstrap.sh runs `npm ci` in tests/js).
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "support/process.h"
+#include "support/shared_data.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace cohort {
+namespace {
+
+using testing::run_command;
+using testing::shell_quote;
+
+const std::string kBin = COHORT_BINARY;
+const std::string kJsDir = COHORT_JS_DIR;
+const std::string kModelName = "stories260K.gguf";
+
+bool have_node() { return run_command("command -v node >/dev/null 2>&1").exit_code == 0; }
+
+class NpmClients : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!have_node() || !testing::have_shared_data()) return;
+    dir_ = new testing::TempDir();
+    port_ = testing::free_port();
+    server_ = new testing::ChildProcess(
+        {kBin, "serve", "-m", testing::kSharedData + "/models/" + kModelName, "-t", "1", "--port",
+         std::to_string(port_)},
+        dir_->file("serve.log"));
+    testing::wait_for_port(port_, 20000);
+  }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) server_->kill(SIGTERM);
+    delete server_;
+    delete dir_;
+    server_ = nullptr;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!have_node()) {
+      GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
+    }
+    COHORT_SKIP_WITHOUT_SHARED_DATA();
+    ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
+        << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+    ASSERT_TRUE(server_->alive()) << server_->log();
+  }
+
+  void run_script(const std::string& script) {
+    const std::string cmd =
+        "cd " + shell_quote(kJsDir) + " && COHORT_URL=http://127.0.0.1:" + std::to_string(port_) +
+        " COHORT_MODEL=" + shell_quote(kModelName) + " timeout 300 node " + script + " 2>&1";
+    const testing::CommandResult r = run_command(cmd);
+    EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- server log ---\n" << server_->log();
+    std::printf("%s", r.out.c_str());
+  }
+
+  static testing::TempDir* dir_;
+  static testing::ChildProcess* server_;
+  static int port_;
+};
+
+testing::TempDir* NpmClients::dir_ = nullptr;
+testing::ChildProcess* NpmClients::server_ = nullptr;
+int NpmClients::port_ = 0;
+
+TEST_F(NpmClients, OpenAi) { run_script("openai.mjs"); }
+TEST_F(NpmClients, Anthropic) { run_script("anthropic.mjs"); }
+TEST_F(NpmClients, Ollama) { run_script("ollama.mjs"); }
+
+}  // namespace
+}  // namespace cohort
