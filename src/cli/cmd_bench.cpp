@@ -38,7 +38,7 @@ int bench(const BenchConfig& cfg) {
     return usage_error("-p 0 and -n 0 leave nothing to measure");
   }
   ThreadPool pool(cfg.threads);
-  std::fprintf(stderr, "bench: measuring the roofline on %d threads\n", pool.size());
+  std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
   const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
   if (cfg.roofline_only) {
     std::fputs(cfg.json ? (runtime::roofline_json_line(roof) + "\n").c_str()

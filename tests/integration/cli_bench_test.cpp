@@ -64,6 +64,16 @@ TEST(CliBench, TableAndSkippedTests) {
   EXPECT_EQ(r.out.find("pp"), std::string::npos) << r.out;
 }
 
+TEST(CliBench, NoGemmAndPromptOnly) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  auto r = run_command(kBin + " bench -m " + kModel + " -t 2 -p 4 -n 0 -r 1 --no-gemm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_EQ(lines[0].value("test", ""), "pp4");
+  EXPECT_GT(lines[0].value("tok_s", 0.0), 0.0) << r.out;
+}
+
 TEST(CliBench, RooflineAlone) {
   auto r = run_command(kBin + " bench --roofline -t 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
