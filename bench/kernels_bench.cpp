@@ -1,6 +1,7 @@
 // Microbenchmarks of the kernel table: one row-times-vector dot per weight type (the decode
 // inner loop), activation quantization, and single-query attention over a long F16 cache,
-// for every ISA this CPU runs. Bytes/s counts weight (or cache) bytes read, to compare with
+// for every ISA this CPU runs, and the batched prefill product (gemm) against one vec_dot
+// per (row, token) pair. Bytes/s counts weight (or cache) bytes read, to compare with
 // the machine's memory bandwidth.
 //   build/release/bench/kernels_bench --benchmark_filter=vec_dot
 #include <benchmark/benchmark.h>
@@ -66,12 +67,63 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size() * 2));
 }
 
+// A prefill-shaped product, 64 rows x 2048 columns x 64 tokens on one thread (weights in
+// cache: this measures compute), through gemm or, with per_pair, a vec_dot per (row,
+// token) as matmul did before gemm. Counts 2 FLOP per multiply-add.
+void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, bool per_pair) {
+  const int64_t cols = 2048, rows = 64, tokens = 64;
+  const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];
+  const size_t rb = row_bytes(type, cols), ab = row_bytes(ops.vec_dot_type, cols);
+  Rng rng(3);
+  std::vector<float> row(cols);
+  std::vector<uint8_t> w(rb * rows), act(ab * tokens);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = rng.normal();
+    quantize_row(type, row.data(), w.data() + r * rb, cols);
+  }
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (float& v : row) v = rng.normal();
+    kt->types[static_cast<uint32_t>(ops.vec_dot_type)].from_float(row.data(), act.data() + t * ab,
+                                                                  cols);
+  }
+  std::vector<float> y(rows * tokens);
+  kernels::GemmArgs g;
+  g.n = cols;
+  g.w = w.data();
+  g.w_stride = rb;
+  g.a = act.data();
+  g.a_stride = ab;
+  g.y = y.data();
+  g.y_stride = rows;
+  for (auto _ : state) {
+    if (per_pair) {
+      for (int64_t t = 0; t < tokens; ++t) {
+        for (int64_t r = 0; r < rows; ++r) {
+          y[t * rows + r] = ops.vec_dot(cols, w.data() + r * rb, act.data() + t * ab);
+        }
+      }
+    } else {
+      ops.gemm(g, 0, rows, 0, tokens);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(2 * rows * cols * tokens) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 int register_all() {
   for (const kernels::KernelTable* kt : kernels::available()) {
     if (!kt) continue;
     for (DType t : kWeightTypes) {
       const std::string name = std::string("vec_dot/") + kt->isa + "/" + std::string(dtype_name(t));
       benchmark::RegisterBenchmark(name.c_str(), bm_vec_dot, kt, t)->Arg(16)->Arg(4096);
+    }
+    for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0}) {
+      if (kt->types[static_cast<uint32_t>(t)].gemm == nullptr) continue;
+      const std::string suffix = std::string(kt->isa) + "/" + std::string(dtype_name(t));
+      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, false);
+      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t, true);
     }
     benchmark::RegisterBenchmark((std::string("attention_f16/") + kt->isa).c_str(), bm_attention,
                                  kt)

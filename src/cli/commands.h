@@ -18,5 +18,6 @@ void add_worker_command(CLI::App& app, Runner* run);
 void add_key_command(CLI::App& app, Runner* run);
 void add_serve_command(CLI::App& app, Runner* run);
 void add_tokenize_command(CLI::App& app, Runner* run);
+void add_bench_command(CLI::App& app, Runner* run);
 
 }  // namespace cohort::cli

@@ -15,10 +15,12 @@ int main(int argc, char** argv) {
   cohort::cli::add_key_command(app, &run);
   cohort::cli::add_serve_command(app, &run);
   cohort::cli::add_tokenize_command(app, &run);
+  cohort::cli::add_bench_command(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help); its own codes are folded into "usage error".
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return run ? run() : 2;
 }

@@ -13,6 +13,7 @@ KernelTable make_reference() {
   fill_ref_basic(t);
   fill_ref_k(t);
   fill_ref_ops(t);
+  fill_ref_probes(t);
   return t;
 }
 
@@ -21,7 +22,9 @@ KernelTable make_avx2() {
   t.isa = "avx2";
   fill_avx2_basic(t);
   fill_avx2_k(t);
+  fill_avx2_gemm(t);
   fill_avx2_ops(t);
+  fill_avx2_probes(t);
   return t;
 }
 

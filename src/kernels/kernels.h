@@ -5,11 +5,25 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "tensor/dtype.h"
 
 namespace cohort::kernels {
+
+// A block of a matrix product: y[t * y_stride + r] = dot(weight row r, activations of
+// token t) over n elements, for the rows and tokens a gemm call is given. Weights are in
+// the TypeOps' own type, activations already converted to its vec_dot_type. Non-owning.
+struct GemmArgs {
+  int64_t n = 0;            // elements per row: a multiple of the weight type's block size
+  const void* w = nullptr;  // row r starts at w + r * w_stride bytes
+  size_t w_stride = 0;
+  const void* a = nullptr;  // token t starts at a + t * a_stride bytes
+  size_t a_stride = 0;
+  float* y = nullptr;  // y[t * y_stride + r]; y_stride in floats
+  int64_t y_stride = 0;
+};
 
 // How one weight type is multiplied with activations. A matvec converts the activation
 // vector once to vec_dot_type (from_float of that type), then calls vec_dot per row.
@@ -21,6 +35,13 @@ struct TypeOps {
   void (*to_float)(const void* x, float* y, int64_t n) = nullptr;
   // sum_i w[i] * a[i] over n elements: w in this type, a in vec_dot_type.
   float (*vec_dot)(int64_t n, const void* w, const void* a) = nullptr;
+  // Optional (null when the type has none): the batched product for several tokens, rows
+  // [r0, r1) x tokens [t0, t1) of g. A SIMD gemm decodes each weight block once for a tile
+  // of tokens and reads each activation block once for a tile of rows. The reference gemm
+  // is vec_dot of the reference table per (row, token) pair: the specification. Each
+  // result depends only on its own row and token, never on the ranges or the tiling, so
+  // every thread split gives the same bits.
+  void (*gemm)(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
 };
 
 enum class RopeStyle {
@@ -63,6 +84,14 @@ struct KernelTable {
   // Computes heads [head_begin, head_end) of args.out. scratch holds >= args.n_kv floats.
   void (*attention)(const AttentionArgs& args, int64_t head_begin, int64_t head_end,
                     float* scratch) = nullptr;
+
+  // Machine probes for the roofline of `cohort bench` (models never call these).
+  // The sum of x[0..n), reading each float once in order: a memory-bandwidth loop.
+  float (*read_sum)(const float* x, int64_t n) = nullptr;
+  // iters rounds of independent multiply-add chains held in registers, as fast as this ISA
+  // issues them. Returns the floating-point operations done (2 per multiply-add lane); the
+  // chains' final values (bounded, never denormal) are summed into *sink to keep the work.
+  double (*fma_loop)(int64_t iters, float* sink) = nullptr;
 };
 
 // The table for this CPU (best ISA available), built on first use.

@@ -49,6 +49,25 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
     });
   }
 
+  // Several tokens: the batched kernel, each thread on its share of the rows for every
+  // token (it tiles rows and tokens itself).
+  if (n_tokens > 1 && ops.gemm != nullptr) {
+    GemmArgs g;
+    g.n = w.cols;
+    g.w = w.data;
+    g.w_stride = w.row_stride;
+    g.a = act_base;
+    g.a_stride = act_row;
+    g.y = y;
+    g.y_stride = w.rows;
+    pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
+      int64_t r0, r1;
+      ThreadPool::split(w.rows, ith, nth, &r0, &r1);
+      if (r0 < r1) ops.gemm(g, r0, r1, 0, n_tokens);
+    });
+    return;
+  }
+
   // Rows in tiles so that a tile of weights stays in cache while every token visits it.
   constexpr int64_t kRowTile = 16;
   pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {

@@ -30,7 +30,9 @@ struct WeightMatrix {
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens);
 
 // y[t * w.rows + r] = sum_c w[r][c] * x[t * x_stride + c], for t < n_tokens, r < w.rows.
-// workspace holds matmul_workspace_bytes() bytes. Runs on every thread of pool.
+// workspace holds matmul_workspace_bytes() bytes. Runs on every thread of pool. One token
+// takes vec_dot per row; several take the type's gemm where it has one (each result then
+// has gemm's bits, which do not depend on the number of threads), else vec_dot per pair.
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t x_stride, int64_t n_tokens, float* y, void* workspace);
 

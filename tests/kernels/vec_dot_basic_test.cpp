@@ -275,9 +275,24 @@ TEST(VecDotBasic, Q8_0WeightMinus128) {
   }
 }
 
+// One (row, token) product the way matmul computes it for a batch of n_tokens.
+float direct_product(const KernelTable& k, DType t, int64_t n_tokens, int64_t n, const void* w,
+                     const void* a) {
+  const TypeOps& ops = ops_of(k, t);
+  if (n_tokens == 1 || ops.gemm == nullptr) return ops.vec_dot(n, w, a);
+  float y = NAN;
+  GemmArgs g;
+  g.n = n;
+  g.w = w;
+  g.a = a;
+  g.y = &y;
+  ops.gemm(g, 0, 1, 0, 1);
+  return y;
+}
+
 // kernels::matmul on two threads against a naive loop over rows: to_float of the weights,
-// an f32 dot with the activations. Covers n_tokens 1 and 3, contiguous and strided
-// activations, and a row slice of a column slice.
+// an f32 dot with the activations. Covers n_tokens 1, 3 and 9 (full gemm tiles), contiguous and
+// strided activations, and a row slice of a column slice.
 TEST(VecDotBasic, MatmulMatchesNaiveLoop) {
   ThreadPool pool(2);
   constexpr int64_t kRows = 37, kCols = 256;
@@ -293,7 +308,7 @@ TEST(VecDotBasic, MatmulMatchesNaiveLoop) {
       const WeightMatrix slices[] = {full, full.row_slice(5, 30).col_slice(64, 192)};
       for (const WeightMatrix& w : slices) {
         const int64_t row0 = w.rows == kRows ? 0 : 5, col0 = w.cols == kCols ? 0 : 64;
-        for (int64_t n_tokens : {1, 3}) {
+        for (int64_t n_tokens : {1, 3, 9}) {
           for (int64_t x_stride : {w.cols, w.cols + 5}) {
             SCOPED_TRACE(std::string(k->isa) + " " + std::string(dtype_name(t)) +
                          " rows=" + std::to_string(w.rows) + " cols=" + std::to_string(w.cols) +
@@ -309,8 +324,10 @@ TEST(VecDotBasic, MatmulMatchesNaiveLoop) {
               for (int64_t r = 0; r < w.rows; ++r) {
                 const uint8_t* wr = static_cast<const uint8_t*>(w.data) + r * w.row_stride;
                 const float got = y[tok * w.rows + r];
-                // Same kernel, same operands: the same bits as a direct call.
-                EXPECT_EQ(got, ops_of(*k, t).vec_dot(w.cols, wr, a.data())) << "row " << r;
+                // Same kernel, same operands: the same bits as a direct call (the batched
+                // gemm for several tokens where the type has one, else vec_dot).
+                EXPECT_EQ(got, direct_product(*k, t, n_tokens, w.cols, wr, a.data()))
+                    << "row " << r;
                 // Naive: dequantize the full original row, take the slice's columns.
                 std::vector<float> wf(kCols);
                 ops_of(reference(), t)

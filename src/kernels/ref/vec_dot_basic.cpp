@@ -132,6 +132,18 @@ float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
   return static_cast<float>(sum);
 }
 
+// The reference gemm: vec_dot per (row, token) pair, which defines every gemm's result.
+template <float (*Dot)(int64_t, const void*, const void*)>
+void gemm_pairs(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const auto* w = static_cast<const uint8_t*>(g.w);
+  const auto* a = static_cast<const uint8_t*>(g.a);
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t r = r0; r < r1; ++r) {
+      g.y[t * g.y_stride + r] = Dot(g.n, w + r * g.w_stride, a + t * g.a_stride);
+    }
+  }
+}
+
 void set(KernelTable& t, DType type, DType vec_dot_type,
          void (*from_float)(const float*, void*, int64_t),
          void (*to_float)(const void*, float*, int64_t),
@@ -156,6 +168,12 @@ void fill_ref_basic(KernelTable& t) {
   set(t, DType::kQ8_0, DType::kQ8_0, quantize_row_q8_0, dequantize_row_q8_0, vec_dot_q8_0);
   // Q8_1 is an activation type only: conversions, no dot product of its own.
   set(t, DType::kQ8_1, DType::kQ8_1, quantize_row_q8_1, dequantize_row_q8_1, nullptr);
+  // A gemm only for the types that have a batched SIMD variant: a table inherits the
+  // reference entries it does not overlay, and a per-pair loop through a function pointer
+  // is no faster than matmul's own vec_dot loop.
+  t.types[static_cast<uint32_t>(DType::kF16)].gemm = gemm_pairs<vec_dot_f16>;
+  t.types[static_cast<uint32_t>(DType::kQ4_0)].gemm = gemm_pairs<vec_dot_q4_0>;
+  t.types[static_cast<uint32_t>(DType::kQ8_0)].gemm = gemm_pairs<vec_dot_q8_0>;
 }
 
 }  // namespace cohort::kernels

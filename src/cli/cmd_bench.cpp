@@ -1,0 +1,106 @@
+// cohort bench: prompt-processing and generation speed of a model on this node, judged
+// against the machine's measured roofline (runtime/model_bench.h, runtime/roofline.h).
+// Results go to stdout (a table, or JSON lines with --json); progress goes to stderr.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "kernels/kernels.h"
+#include "runtime/bench_report.h"
+#include "runtime/model_bench.h"
+#include "runtime/roofline.h"
+
+namespace cohort::cli {
+namespace {
+
+struct BenchConfig {
+  std::string model_path;
+  int threads = 0;
+  int64_t batch = 64;
+  runtime::BenchOptions options;
+  bool json = false;
+  bool roofline_only = false;
+  bool no_gemm = false;
+};
+
+int usage_error(const char* message) {
+  std::fprintf(stderr, "error: bench: %s\n", message);
+  return 2;
+}
+
+int bench(const BenchConfig& cfg) {
+  if (cfg.model_path.empty() && !cfg.roofline_only) {
+    return usage_error("give a model (-m FILE), or --roofline for the machine alone");
+  }
+  if (cfg.options.n_prompt == 0 && cfg.options.n_gen == 0 && !cfg.roofline_only) {
+    return usage_error("-p 0 and -n 0 leave nothing to measure");
+  }
+  ThreadPool pool(cfg.threads);
+  std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
+  const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
+  if (cfg.roofline_only) {
+    std::fputs(cfg.json ? (runtime::roofline_json_line(roof) + "\n").c_str()
+                        : runtime::roofline_text(roof).c_str(),
+               stdout);
+    if (cfg.model_path.empty()) return 0;
+  } else if (!cfg.json) {
+    std::fputs(runtime::roofline_text(roof).c_str(), stderr);
+  }
+
+  auto file = open_model(cfg.model_path, "");
+  if (!file.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
+    return 1;
+  }
+  // --no-gemm: the table without batched kernels, so prompts take the per-pair path.
+  kernels::KernelTable kt = kernels::best();
+  if (cfg.no_gemm) {
+    for (kernels::TypeOps& ops : kt.types) ops.gemm = nullptr;
+  }
+  const runtime::ModelFacts facts = runtime::model_facts(*file);
+  std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s, batch %lld\n", facts.name.c_str(),
+               facts.type.c_str(), static_cast<double>(facts.model_bytes) / (1 << 20), kt.isa,
+               cfg.no_gemm ? " without gemm" : "", static_cast<long long>(cfg.batch));
+  auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, cfg.options);
+  if (!results.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", results.status().message().c_str());
+    return 1;
+  }
+  const int threads = pool.size();
+  if (!cfg.json) std::fputs(runtime::bench_table_header().c_str(), stdout);
+  for (const runtime::BenchResult& r : *results) {
+    const std::string line = cfg.json ? runtime::bench_json_line(facts, threads, r, roof) + "\n"
+                                      : runtime::bench_table_row(facts, threads, r, roof);
+    std::fputs(line.c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Runner* runner) {
+  auto cfg = std::make_shared<BenchConfig>();
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Measure prompt and generation speed against the roofline");
+  cmd->add_option("-m,--model", cfg->model_path, "GGUF file");
+  cmd->add_option("-t,--threads", cfg->threads, "Compute threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("-b,--batch", cfg->batch, "Prompt tokens per forward step")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("-p,--n-prompt", cfg->options.n_prompt, "Prompt tokens of the pp test (0: skip)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("-n,--n-gen", cfg->options.n_gen, "Generated tokens of the tg test (0: skip)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("-r,--repetitions", cfg->options.reps, "Timed repetitions of each test")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", cfg->json, "One JSON object per line per test");
+  cmd->add_flag("--roofline", cfg->roofline_only,
+                "Print the measured memory bandwidth and FMA peak (and bench -m if given)");
+  cmd->add_flag("--no-gemm", cfg->no_gemm,
+                "Prompts without the batched kernels (one dot product per row and token)");
+  cmd->callback([cfg, runner] { *runner = [cfg] { return bench(*cfg); }; });
+}
+
+}  // namespace cohort::cli

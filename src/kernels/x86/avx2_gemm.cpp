@@ -1,0 +1,203 @@
+// AVX2+FMA+F16C batched products (TypeOps::gemm) for F16, Q4_0 and Q8_0 weights: the
+// prefill path. A tile of R rows x T tokens walks the blocks once: each weight block is
+// decoded once for T tokens, each activation block is loaded once for R rows, and the
+// R x T accumulators stay in registers.
+//
+// Determinism: every (row, token) pair has one accumulator of 8 lanes, updated block by
+// block in order, then summed horizontally the same way. A pair's bits therefore do not
+// depend on the tile it falls in (edge tiles are the same template with smaller R or T), so
+// any split of rows or tokens between threads gives the same output. They differ from
+// vec_dot's (which alternates two accumulators) only in float summation order.
+#include "kernels/registry.h"
+#include "kernels/x86/simd_avx2.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+namespace {
+
+template <typename Block>
+inline const Block* row_ptr(const GemmArgs& g, int64_t r) {
+  return reinterpret_cast<const Block*>(static_cast<const uint8_t*>(g.w) + r * g.w_stride);
+}
+
+template <typename Block>
+inline const Block* token_ptr(const GemmArgs& g, int64_t t) {
+  return reinterpret_cast<const Block*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+}
+
+inline __m256i load32(const int8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+inline __m256 broadcast_f16(uint16_t h) { return _mm256_set1_ps(avx2::f16_to_f32(h)); }
+
+// Rows [r0, r1) x tokens [t0, t1) in tiles of R x T; the edges take the R x 1, 1 x T and
+// 1 x 1 instances of the same tile, which compute each pair exactly as the full tile does.
+template <int R, int T, typename Tile>
+void tiles(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1, Tile tile) {
+  int64_t r = r0;
+  for (; r + R <= r1; r += R) {
+    int64_t t = t0;
+    for (; t + T <= t1; t += T) tile.template operator()<R, T>(g, r, t);
+    for (; t < t1; ++t) tile.template operator()<R, 1>(g, r, t);
+  }
+  for (; r < r1; ++r) {
+    int64_t t = t0;
+    for (; t + T <= t1; t += T) tile.template operator()<1, T>(g, r, t);
+    for (; t < t1; ++t) tile.template operator()<1, 1>(g, r, t);
+  }
+}
+
+template <int R, int T>
+inline void store(const GemmArgs& g, int64_t r, int64_t t, __m256 (&acc)[R][T]) {
+#pragma GCC unroll 4
+  for (int j = 0; j < T; ++j) {
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) g.y[(t + j) * g.y_stride + r + i] = avx2::hsum(acc[i][j]);
+  }
+}
+
+// ---- F16 weights, f32 activations: 8 elements per step, a scalar tail summed after.
+struct TileF16 {
+  template <int R, int T>
+  void operator()(const GemmArgs& g, int64_t r, int64_t t) const {
+    const uint16_t* w[R];
+    const float* a[T];
+    for (int i = 0; i < R; ++i) w[i] = row_ptr<uint16_t>(g, r + i);
+    for (int j = 0; j < T; ++j) a[j] = token_ptr<float>(g, t + j);
+    __m256 acc[R][T];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) acc[i][j] = _mm256_setzero_ps();
+    }
+    int64_t k = 0;
+    for (; k + 8 <= g.n; k += 8) {
+      __m256 wv[R];
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) wv[i] = avx2::load_f16x8(w[i] + k);
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) {
+        const __m256 av = _mm256_loadu_ps(a[j] + k);
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) acc[i][j] = _mm256_fmadd_ps(wv[i], av, acc[i][j]);
+      }
+    }
+    for (int j = 0; j < T; ++j) {
+      for (int i = 0; i < R; ++i) {
+        float tail = 0.0f;
+        for (int64_t kk = k; kk < g.n; ++kk) tail += avx2::f16_to_f32(w[i][kk]) * a[j][kk];
+        g.y[(t + j) * g.y_stride + r + i] = avx2::hsum(acc[i][j]) + tail;
+      }
+    }
+  }
+};
+
+// ---- Q4_0 weights, Q8_0 activations. sum_j (q_j - 8) a_j = maddubs(q, a) - maddubs(8, a)
+// in int16 pairs (each at most 15 * 127 * 2), the second term once per token block.
+struct TileQ4_0 {
+  template <int R, int T>
+  void operator()(const GemmArgs& g, int64_t r, int64_t t) const {
+    const BlockQ4_0* w[R];
+    const BlockQ8_0* a[T];
+    for (int i = 0; i < R; ++i) w[i] = row_ptr<BlockQ4_0>(g, r + i);
+    for (int j = 0; j < T; ++j) a[j] = token_ptr<BlockQ8_0>(g, t + j);
+    __m256 acc[R][T];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) acc[i][j] = _mm256_setzero_ps();
+    }
+    const __m256i ones = _mm256_set1_epi16(1), eights = _mm256_set1_epi8(8);
+    const int64_t nb = g.n / kQK;
+    for (int64_t b = 0; b < nb; ++b) {
+      __m256i q[R];
+      __m256 dw[R];
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        q[i] = avx2::unpack_nibbles32(w[i][b].qs);
+        dw[i] = broadcast_f16(w[i][b].d);
+      }
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) {
+        const __m256i av = load32(a[j][b].qs);
+        const __m256i off = _mm256_maddubs_epi16(eights, av);
+        const __m256 da = broadcast_f16(a[j][b].d);
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) {
+          const __m256i p16 = _mm256_sub_epi16(_mm256_maddubs_epi16(q[i], av), off);
+          const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+          acc[i][j] = _mm256_fmadd_ps(_mm256_mul_ps(dw[i], da), p, acc[i][j]);
+        }
+      }
+    }
+    store<R, T>(g, r, t, acc);
+  }
+};
+
+// ---- Q8_0 weights, Q8_0 activations: maddubs(|w|, sign(a, w)); |w| once per weight block
+// (a weight of -128 gives 128, which maddubs takes as unsigned; activations never hold
+// -128, so each int16 pair sum is at most 2 * 128 * 127).
+struct TileQ8_0 {
+  template <int R, int T>
+  void operator()(const GemmArgs& g, int64_t r, int64_t t) const {
+    const BlockQ8_0* w[R];
+    const BlockQ8_0* a[T];
+    for (int i = 0; i < R; ++i) w[i] = row_ptr<BlockQ8_0>(g, r + i);
+    for (int j = 0; j < T; ++j) a[j] = token_ptr<BlockQ8_0>(g, t + j);
+    __m256 acc[R][T];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) acc[i][j] = _mm256_setzero_ps();
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int64_t nb = g.n / kQK;
+    for (int64_t b = 0; b < nb; ++b) {
+      __m256i q[R], aq[R];
+      __m256 dw[R];
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        q[i] = load32(w[i][b].qs);
+        aq[i] = _mm256_sign_epi8(q[i], q[i]);
+        dw[i] = broadcast_f16(w[i][b].d);
+      }
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) {
+        const __m256i av = load32(a[j][b].qs);
+        const __m256 da = broadcast_f16(a[j][b].d);
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) {
+          const __m256i p16 = _mm256_maddubs_epi16(aq[i], _mm256_sign_epi8(av, q[i]));
+          const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+          acc[i][j] = _mm256_fmadd_ps(_mm256_mul_ps(dw[i], da), p, acc[i][j]);
+        }
+      }
+    }
+    store<R, T>(g, r, t, acc);
+  }
+};
+
+// Tile shapes: F16 keeps 12 accumulators + 3 weight vectors + 1 activation in the 16 ymm
+// registers; the quantized tiles need room for the decoded blocks and scales as well.
+void gemm_f16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  tiles<3, 4>(g, r0, r1, t0, t1, TileF16{});
+}
+
+void gemm_q4_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  tiles<2, 4>(g, r0, r1, t0, t1, TileQ4_0{});
+}
+
+void gemm_q8_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  tiles<2, 4>(g, r0, r1, t0, t1, TileQ8_0{});
+}
+
+}  // namespace
+
+void fill_avx2_gemm(KernelTable& t) {
+  t.types[static_cast<uint32_t>(DType::kF16)].gemm = gemm_f16;
+  t.types[static_cast<uint32_t>(DType::kQ4_0)].gemm = gemm_q4_0;
+  t.types[static_cast<uint32_t>(DType::kQ8_0)].gemm = gemm_q8_0;
+}
+
+}  // namespace cohort::kernels

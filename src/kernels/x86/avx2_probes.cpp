@@ -1,0 +1,47 @@
+// AVX2+FMA machine probes: a streaming read with enough independent adds to keep up with
+// memory, and the FMA issue peak (Zen 3 and recent Intel cores: two 8-lane FMA pipes of 4
+// cycles' latency, so at least 8 independent chains are needed; 12 leave headroom).
+#include "kernels/registry.h"
+#include "kernels/x86/simd_avx2.h"
+
+namespace cohort::kernels {
+namespace {
+
+float read_sum(const float* x, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
+    s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
+    s3 = _mm256_add_ps(s3, _mm256_loadu_ps(x + i + 24));
+  }
+  float s = avx2::hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+double fma_loop(int64_t iters, float* sink) {
+  constexpr int kChains = 12;
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(static_cast<float>(c));
+  const __m256 m = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], m, b);
+  }
+  __m256 s = acc[0];
+  for (int c = 1; c < kChains; ++c) s = _mm256_add_ps(s, acc[c]);
+  *sink += avx2::hsum(s);
+  return 2.0 * 8 * kChains * static_cast<double>(iters);
+}
+
+}  // namespace
+
+void fill_avx2_probes(KernelTable& t) {
+  t.read_sum = read_sum;
+  t.fma_loop = fma_loop;
+}
+
+}  // namespace cohort::kernels

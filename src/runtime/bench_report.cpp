@@ -1,0 +1,98 @@
+#include "runtime/bench_report.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace cohort::runtime {
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+// A JSON string literal of s (the file names and type names bench prints).
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += format("\\u%04x", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+}  // namespace
+
+BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roofline& roof) {
+  BenchFigures f;
+  f.gbps = static_cast<double>(m.bytes_per_token) * r.tok_s / 1e9;
+  f.bw_frac = ratio(f.gbps, roof.read_gbps_n);
+  f.gflops = 2.0 * static_cast<double>(m.params_per_token) * r.tok_s / 1e9;
+  f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
+  return f;
+}
+
+std::string bench_table_header() {
+  return format("| %-28s | %-6s | %10s | %8s | %7s | %7s | %20s | %16s |\n", "model", "type",
+                "size", "params", "threads", "test", "t/s", "of roofline") +
+         "| ---------------------------- | ------ | ---------: | -------: | ------: | ------: | "
+         "-------------------: | ---------------: |\n";
+}
+
+std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
+                            const Roofline& roof) {
+  const BenchFigures f = bench_figures(m, r, roof);
+  const bool tg = r.test.rfind("tg", 0) == 0;
+  const std::string roofline = tg ? format("%6.1f GB/s %3.0f%%", f.gbps, 100 * f.bw_frac)
+                                  : format("%5.0f GFLOP/s %3.0f%%", f.gflops, 100 * f.fma_frac);
+  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %7s | %10.2f ± %7.2f | %16s |\n",
+                m.name.c_str(), m.type.c_str(), static_cast<double>(m.model_bytes) / (1 << 20),
+                static_cast<double>(m.params_per_token) / 1e6, threads, r.test.c_str(), r.tok_s,
+                r.tok_s_sd, roofline.c_str());
+}
+
+std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
+                            const Roofline& roof) {
+  const BenchFigures f = bench_figures(m, r, roof);
+  return format(
+      "{\"model\":%s,\"type\":%s,\"isa\":%s,\"threads\":%d,\"test\":%s,\"n_tokens\":%lld,"
+      "\"tok_s\":%.6g,\"tok_s_sd\":%.6g,\"bytes\":%llu,\"bytes_per_token\":%llu,"
+      "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f}",
+      json_string(m.name).c_str(), json_string(m.type).c_str(), json_string(roof.isa).c_str(),
+      threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens), r.tok_s, r.tok_s_sd,
+      static_cast<unsigned long long>(m.model_bytes),
+      static_cast<unsigned long long>(m.bytes_per_token),
+      static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac);
+}
+
+std::string roofline_text(const Roofline& roof) {
+  return format(
+      "roofline (%s kernels):\n"
+      "  memory read:  %7.1f GB/s on 1 thread, %7.1f GB/s on %d threads\n"
+      "  FMA peak:     %7.1f GFLOP/s on 1 thread, %7.1f GFLOP/s on %d threads\n",
+      roof.isa, roof.read_gbps_1, roof.read_gbps_n, roof.threads, roof.fma_gflops_1,
+      roof.fma_gflops_n, roof.threads);
+}
+
+std::string roofline_json_line(const Roofline& roof) {
+  return format(
+      "{\"test\":\"roofline\",\"isa\":%s,\"threads\":%d,\"read_gbps_1\":%.6g,"
+      "\"read_gbps_n\":%.6g,\"fma_gflops_1\":%.6g,\"fma_gflops_n\":%.6g}",
+      json_string(roof.isa).c_str(), roof.threads, roof.read_gbps_1, roof.read_gbps_n,
+      roof.fma_gflops_1, roof.fma_gflops_n);
+}
+
+}  // namespace cohort::runtime

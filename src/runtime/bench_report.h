@@ -1,0 +1,38 @@
+// How `cohort bench` prints: a llama-bench-like table for people, one JSON object per line
+// for scripts, and the roofline they are judged against. Pure formatting of measured
+// numbers; nothing here measures.
+#pragma once
+
+#include <string>
+
+#include "runtime/model_bench.h"
+#include "runtime/roofline.h"
+
+namespace cohort::runtime {
+
+// What one test achieved against the roofline of the threads it ran on (read_gbps_n and
+// fma_gflops_n). Bandwidth counts weight bytes (ModelFacts::bytes_per_token) per token;
+// FLOP counts 2 x params_per_token per token. Both are given for every test, though
+// bandwidth is what bounds tg and FLOP/s what bounds pp.
+struct BenchFigures {
+  double gbps = 0;      // GB/s of weights read
+  double bw_frac = 0;   // gbps / read_gbps_n
+  double gflops = 0;    // GFLOP/s
+  double fma_frac = 0;  // gflops / fma_gflops_n
+};
+BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roofline& roof);
+
+std::string bench_table_header();
+// One table row; the tg rows show bandwidth, the pp rows FLOP/s.
+std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
+                            const Roofline& roof);
+// One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
+// bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac.
+std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
+                            const Roofline& roof);
+
+// Several lines for people, and one JSON object with test "roofline".
+std::string roofline_text(const Roofline& roof);
+std::string roofline_json_line(const Roofline& roof);
+
+}  // namespace cohort::runtime

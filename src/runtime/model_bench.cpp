@@ -1,0 +1,131 @@
+#include "runtime/model_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "comm/communicator.h"
+#include "core/clock.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/shard_spec.h"
+#include "model/transformer.h"
+
+namespace cohort::runtime {
+namespace {
+
+std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
+  return ids;
+}
+
+// Feeds ids at positions pos0.. in steps of at most the model's batch size.
+Status feed(model::Transformer& m, model::KvCache& kv, const std::vector<int32_t>& ids,
+            int64_t pos0, float* logits) {
+  const int64_t n = static_cast<int64_t>(ids.size());
+  for (int64_t i = 0; i < n; i += m.max_batch()) {
+    model::ForwardIo io;
+    io.tokens = ids.data() + i;
+    io.logits = logits;
+    COHORT_RETURN_IF_ERROR(m.forward(std::min(m.max_batch(), n - i), pos0 + i, kv, io));
+  }
+  return Status::ok();
+}
+
+BenchResult summarize(std::string test, int64_t n_tokens, const std::vector<double>& tok_s) {
+  BenchResult r;
+  r.test = std::move(test);
+  r.n_tokens = n_tokens;
+  double sum = 0;
+  for (double v : tok_s) sum += v;
+  r.tok_s = sum / static_cast<double>(tok_s.size());
+  if (tok_s.size() > 1) {
+    double ss = 0;
+    for (double v : tok_s) ss += (v - r.tok_s) * (v - r.tok_s);
+    r.tok_s_sd = std::sqrt(ss / static_cast<double>(tok_s.size() - 1));
+  }
+  return r;
+}
+
+bool is_embedding(std::string_view name) { return name == "token_embd.weight"; }
+
+}  // namespace
+
+ModelFacts model_facts(const format::GgufFile& file) {
+  ModelFacts f;
+  f.name = file.name();
+  const size_t slash = f.name.find_last_of('/');
+  if (slash != std::string::npos) f.name = f.name.substr(slash + 1);
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  std::map<DType, uint64_t> matrix_bytes;
+  for (const format::GgufTensorInfo& t : file.tensors()) {
+    f.model_bytes += t.bytes;
+    const bool matrix = t.shape.size() >= 2;
+    if (matrix) matrix_bytes[t.type] += t.bytes;
+    if (is_embedding(t.name) && !tied) {
+      // One row per token: negligible, and not what bounds the forward pass.
+      continue;
+    }
+    f.bytes_per_token += t.bytes;
+    if (matrix) f.params_per_token += static_cast<uint64_t>(t.n_elements());
+  }
+  uint64_t most = 0;
+  for (const auto& [type, bytes] : matrix_bytes) {
+    if (bytes > most) {
+      most = bytes;
+      f.type = std::string(dtype_name(type));
+    }
+  }
+  return f;
+}
+
+Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
+                                                 const kernels::KernelTable& kt, ThreadPool& pool,
+                                                 int64_t batch, const BenchOptions& o) {
+  COHORT_ASSIGN_OR_RETURN(model::HParams hp, model::HParams::from_gguf(file));
+  std::unique_ptr<comm::Communicator> comm = comm::make_local_communicator();
+  COHORT_ASSIGN_OR_RETURN(
+      std::unique_ptr<model::Transformer> m,
+      model::Transformer::create(file, model::ShardSpec::whole(hp), *comm, pool, kt, batch));
+  const int64_t n_ctx =
+      std::max<int64_t>({o.n_prompt, o.n_gen > 0 ? kGenPromptTokens + o.n_gen : 0, 1});
+  COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(n_ctx, DType::kF16));
+  model::Transformer& model = *m;
+  const int64_t n_vocab = model.hparams().n_vocab;
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  std::vector<BenchResult> out;
+  if (o.n_prompt > 0) {
+    const std::vector<int32_t> ids = bench_tokens(o.n_prompt, n_vocab);
+    std::vector<double> tok_s;
+    for (int rep = 0; rep <= o.reps; ++rep) {
+      const double t0 = now_s();
+      COHORT_RETURN_IF_ERROR(feed(model, kv, ids, 0, logits.data()));
+      const double dt = now_s() - t0;
+      if (rep > 0) tok_s.push_back(static_cast<double>(o.n_prompt) / dt);
+    }
+    out.push_back(summarize("pp" + std::to_string(o.n_prompt), o.n_prompt, tok_s));
+  }
+  if (o.n_gen > 0) {
+    const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
+    const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
+    std::vector<double> tok_s;
+    for (int rep = 0; rep <= o.reps; ++rep) {
+      COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, 0, logits.data()));
+      const double t0 = now_s();
+      for (int64_t i = 0; i < o.n_gen; ++i) {
+        model::ForwardIo io;
+        io.tokens = &gen[static_cast<size_t>(kGenPromptTokens + i)];
+        io.logits = logits.data();
+        COHORT_RETURN_IF_ERROR(model.forward(1, kGenPromptTokens + i, kv, io));
+      }
+      const double dt = now_s() - t0;
+      if (rep > 0) tok_s.push_back(static_cast<double>(o.n_gen) / dt);
+    }
+    out.push_back(summarize("tg" + std::to_string(o.n_gen), o.n_gen, tok_s));
+  }
+  return out;
+}
+
+}  // namespace cohort::runtime

@@ -1,0 +1,58 @@
+// The speed of one model on this node, as `cohort bench` measures it (llama-bench's tests):
+//   pp<N>: prompt processing, one prompt of N tokens from an empty cache, fed in forward
+//          steps of the model's batch size; tok/s = N / time.
+//   tg<N>: token generation, N single-token steps after a short untimed prompt; tok/s =
+//          N / time.
+// Each test runs once to warm up, then `reps` timed times; the result is the mean and the
+// sample standard deviation of the per-repetition tok/s.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "format/gguf.h"
+#include "kernels/kernels.h"
+
+namespace cohort::runtime {
+
+struct ModelFacts {
+  std::string name;               // file name without folders
+  std::string type;               // the weight type holding most matrix bytes ("q4_0")
+  uint64_t model_bytes = 0;       // every tensor in the file
+  uint64_t bytes_per_token = 0;   // weights one token's forward reads: all tensors but the
+                                  // embedding table (one row of it), which counts whole when
+                                  // it is also the output projection
+  uint64_t params_per_token = 0;  // matrix elements multiplied per token, same rule: a
+                                  // forward costs 2 x params_per_token FLOP (attention aside)
+};
+
+ModelFacts model_facts(const format::GgufFile& file);
+
+struct BenchOptions {
+  int64_t n_prompt = 128;  // pp test length; 0 skips it
+  int64_t n_gen = 64;      // tg test length; 0 skips it
+  int reps = 3;            // timed repetitions, >= 1
+};
+
+// Positions of the untimed prompt before a tg test.
+inline constexpr int64_t kGenPromptTokens = 4;
+
+struct BenchResult {
+  std::string test;  // "pp128", "tg64"
+  int64_t n_tokens = 0;
+  double tok_s = 0;     // mean over repetitions
+  double tok_s_sd = 0;  // sample standard deviation (0 for one repetition)
+};
+
+// Builds the whole model of file on this node (kernel table kt, every thread of pool,
+// prompt steps of at most batch tokens, an F16 cache just long enough for the tests), then
+// runs the pp test and the tg test. Token ids are fixed pseudo-random ids of the
+// vocabulary. Errors: the model cannot be built, or a forward step fails.
+Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
+                                                 const kernels::KernelTable& kt, ThreadPool& pool,
+                                                 int64_t batch, const BenchOptions& o);
+
+}  // namespace cohort::runtime

@@ -1,0 +1,111 @@
+// `cohort bench` end to end on stories260K: the JSON lines parse and carry positive
+// numbers, the table and the roofline print, and argument errors exit 2 with a message.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/shared_data.h"
+#include "support/subprocess.h"
+
+namespace cohort {
+namespace {
+
+using testing::run_command;
+
+const std::string kBin = COHORT_BINARY;
+const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> v;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    v.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+  }
+  return v;
+}
+
+TEST(CliBench, JsonLinesHavePositiveNumbers) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  auto r = run_command(kBin + " bench -m " + kModel + " -t 2 -p 9 -b 4 -n 5 -r 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  const char* tests[] = {"pp9", "tg5"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const nlohmann::json& j = lines[i];
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j.value("test", ""), tests[i]);
+    EXPECT_EQ(j.value("model", ""), "stories260K.gguf");
+    EXPECT_EQ(j.value("type", ""), "f32");
+    EXPECT_EQ(j.value("threads", 0), 2);
+    for (const char* key :
+         {"tok_s", "bytes", "bytes_per_token", "params", "gbps", "bw_frac", "gflops", "fma_frac"}) {
+      ASSERT_TRUE(j.contains(key) && j[key].is_number()) << key << ": " << j.dump();
+      EXPECT_GT(j[key].get<double>(), 0.0) << key << ": " << j.dump();
+    }
+    ASSERT_TRUE(j.contains("tok_s_sd") && j["tok_s_sd"].is_number()) << j.dump();
+    EXPECT_GE(j["tok_s_sd"].get<double>(), 0.0);
+  }
+}
+
+TEST(CliBench, TableAndSkippedTests) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  auto r = run_command(kBin + " bench -m " + kModel + " -t 1 -p 0 -n 3 -r 1 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tg3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pp"), std::string::npos) << r.out;
+}
+
+TEST(CliBench, NoGemmAndPromptOnly) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  auto r = run_command(kBin + " bench -m " + kModel + " -t 2 -p 4 -n 0 -r 1 --no-gemm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_EQ(lines[0].value("test", ""), "pp4");
+  EXPECT_GT(lines[0].value("tok_s", 0.0), 0.0) << r.out;
+}
+
+TEST(CliBench, RooflineAlone) {
+  auto r = run_command(kBin + " bench --roofline -t 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_EQ(lines[0].value("test", ""), "roofline");
+  EXPECT_EQ(lines[0].value("threads", 0), 2);
+  for (const char* key : {"read_gbps_1", "read_gbps_n", "fma_gflops_1", "fma_gflops_n"}) {
+    EXPECT_GT(lines[0].value(key, 0.0), 0.0) << key << ": " << r.out;
+  }
+  auto text = run_command(kBin + " bench --roofline -t 1");
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("GB/s"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GFLOP/s"), std::string::npos) << text.out;
+}
+
+TEST(CliBench, ArgumentErrorsExit2WithAMessage) {
+  const std::string model = " -m " + kModel;
+  const std::string bad[] = {"",  // neither a model nor --roofline
+                             model + " -p 0 -n 0",
+                             model + " -r 0",
+                             model + " -p -1",
+                             model + " -n x",
+                             model + " -t -3",
+                             model + " --no-such-flag"};
+  for (const std::string& args : bad) {
+    auto r = run_command(kBin + " bench" + args + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_FALSE(r.out.empty()) << args;
+    EXPECT_EQ(r.out.find("| model"), std::string::npos) << args << ": " << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace cohort

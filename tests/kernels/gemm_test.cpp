@@ -1,0 +1,202 @@
+// The batched products (TypeOps::gemm), for every kernel table this CPU can run, against the
+// reference gemm (the reference vec_dot of each (row, token) pair), on random data with odd
+// row and token counts so that every edge tile runs.
+//
+// Tolerance per pair: (n / W + 16) * 2^-24 * M, M = sum_i |w_i a_i| of that pair, W the
+// elements one accumulator step covers (8 for F16, 32 for a quant block). The integer block
+// dots are exact in both; what differs is the float summation: the SIMD gemm adds n / W
+// terms into each of 8 lanes in order, then 3 levels of horizontal sum and the F16 scalar
+// tail (< 8 terms), each addition rounding by at most 2^-24 relative, and the quantized
+// term d_w * d_a * p rounds once more; the reference sums in double. The recursive-
+// summation worst case is therefore below (n / W + 16) u M, u = 2^-24.
+//
+// Determinism: each pair's result does not depend on the row or token range of the call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/kernels.h"
+#include "tensor/dtype.h"
+#include "tensor/quantize.h"
+
+namespace cohort::kernels {
+namespace {
+
+constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0};
+
+const TypeOps& ops_of(const KernelTable& k, DType t) { return k.types[static_cast<uint32_t>(t)]; }
+
+std::vector<const KernelTable*> tables() {
+  std::vector<const KernelTable*> v;
+  for (const KernelTable* k : available()) {
+    if (k != nullptr) v.push_back(k);
+  }
+  return v;
+}
+
+std::vector<float> random_floats(uint64_t seed, int64_t n, float scale) {
+  Rng rng(seed);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = rng.normal() * scale + 0.1f * scale;
+  return x;
+}
+
+// rows x n weights of type t and tokens x n activations in its vec_dot_type (made by the
+// reference table, so every table multiplies the same operands), with padding between
+// rows and between tokens to check the strides.
+struct Problem {
+  DType type;
+  int64_t n, rows, tokens;
+  size_t w_stride, a_stride;
+  std::vector<uint8_t> w, a;
+  std::vector<float> wf, af;  // dequantized, for M
+
+  Problem(DType t, int64_t n_, int64_t rows_, int64_t tokens_, uint64_t seed, float scale)
+      : type(t), n(n_), rows(rows_), tokens(tokens_) {
+    const DType at = ops_of(reference(), t).vec_dot_type;
+    w_stride = row_bytes(t, n) + 6;
+    a_stride = row_bytes(at, n) + 8;  // keeps f32 activations 4-byte aligned
+    w.assign(w_stride * rows, 0xCD);
+    a.assign(a_stride * tokens, 0xCD);
+    wf.resize(static_cast<size_t>(rows * n));
+    af.resize(static_cast<size_t>(tokens * n));
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<float> x = random_floats(seed * 1000 + r, n, scale);
+      quantize_row(t, x.data(), w.data() + r * w_stride, n);
+      ops_of(reference(), t).to_float(w.data() + r * w_stride, &wf[r * n], n);
+    }
+    for (int64_t j = 0; j < tokens; ++j) {
+      const std::vector<float> x = random_floats(seed * 1000 + 500 + j, n, 1.0f);
+      if (at == DType::kF32) {
+        std::memcpy(a.data() + j * a_stride, x.data(), static_cast<size_t>(n) * sizeof(float));
+      } else {
+        ops_of(reference(), at).from_float(x.data(), a.data() + j * a_stride, n);
+      }
+      ops_of(reference(), at).to_float(a.data() + j * a_stride, &af[j * n], n);
+    }
+  }
+
+  GemmArgs args(float* y) const {
+    GemmArgs g;
+    g.n = n;
+    g.w = w.data();
+    g.w_stride = w_stride;
+    g.a = a.data();
+    g.a_stride = a_stride;
+    g.y = y;
+    g.y_stride = rows + 3;  // y rows padded too: the padding must stay untouched
+    return g;
+  }
+  size_t y_size() const { return static_cast<size_t>(tokens * (rows + 3)); }
+
+  double magnitude(int64_t r, int64_t j) const {
+    double m = 0.0;
+    for (int64_t i = 0; i < n; ++i) m += std::fabs(double{wf[r * n + i]} * af[j * n + i]);
+    return m;
+  }
+};
+
+std::vector<int64_t> lengths(DType t) {
+  if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32};
+  return {32, 96, 288, 4096 + 32};
+}
+
+TEST(Gemm, EveryTableHasGemmForTheBatchedTypes) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) EXPECT_NE(ops_of(*k, t).gemm, nullptr) << k->isa;
+  }
+}
+
+TEST(Gemm, EveryTableMatchesReference) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      const double w_elems = t == DType::kF16 ? 8.0 : 32.0;
+      for (int64_t n : lengths(t)) {
+        for (const auto& [rows, tokens] : {std::pair<int64_t, int64_t>{1, 2}, {7, 5}, {13, 9}}) {
+          const float scale = n % 2 ? 1e-3f : 1.0f;
+          const Problem p(t, n, rows, tokens, static_cast<uint64_t>(n + rows), scale);
+          SCOPED_TRACE(std::string(k->isa) + " " + std::string(dtype_name(t)) +
+                       " n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
+                       " tokens=" + std::to_string(tokens));
+          std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+          ops_of(reference(), t).gemm(p.args(want.data()), 0, rows, 0, tokens);
+          ops_of(*k, t).gemm(p.args(got.data()), 0, rows, 0, tokens);
+          const double tol_per_m = (static_cast<double>(n) / w_elems + 16) * 0x1p-24;
+          for (int64_t j = 0; j < tokens; ++j) {
+            for (int64_t r = 0; r < rows + 3; ++r) {
+              const float g = got[j * (rows + 3) + r];
+              if (r >= rows) {
+                EXPECT_TRUE(std::isnan(g)) << "padding written at token " << j << " row " << r;
+                continue;
+              }
+              const double m = p.magnitude(r, j);
+              EXPECT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * m + 1e-30)
+                  << "token " << j << " row " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sub-ranges of rows and tokens, called in pieces as threads would, give the same bits as
+// one call over everything, and write nothing outside their range.
+TEST(Gemm, ResultsDoNotDependOnTheRanges) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      const int64_t n = t == DType::kF16 ? 203 : 160, rows = 11, tokens = 10;
+      const Problem p(t, n, rows, tokens, 7, 1.0f);
+      std::vector<float> whole(p.y_size(), NAN), pieces(p.y_size(), NAN);
+      const TypeOps& ops = ops_of(*k, t);
+      ops.gemm(p.args(whole.data()), 0, rows, 0, tokens);
+      const int64_t row_cuts[] = {0, 1, 6, 11}, token_cuts[] = {0, 3, 4, 10};
+      for (int ri = 0; ri < 3; ++ri) {
+        for (int ti = 0; ti < 3; ++ti) {
+          ops.gemm(p.args(pieces.data()), row_cuts[ri], row_cuts[ri + 1], token_cuts[ti],
+                   token_cuts[ti + 1]);
+        }
+      }
+      EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
+          << k->isa << " " << dtype_name(t);
+      std::vector<float> one(p.y_size(), NAN);
+      ops.gemm(p.args(one.data()), 4, 5, 2, 3);
+      for (size_t i = 0; i < one.size(); ++i) {
+        if (i == static_cast<size_t>(2 * (rows + 3) + 4)) {
+          EXPECT_EQ(one[i], whole[i]) << k->isa << " " << dtype_name(t);
+        } else {
+          EXPECT_TRUE(std::isnan(one[i])) << k->isa << " " << dtype_name(t) << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+// A Q8_0 weight byte of -128 is valid in a file; the gemm must take it as -128.
+TEST(Gemm, Q8_0WeightMinus128) {
+  const Problem base(DType::kQ8_0, 64, 3, 5, 11, 1.0f);
+  Problem p = base;
+  for (int64_t r = 0; r < p.rows; ++r) {
+    auto* qs = p.w.data() + r * p.w_stride;
+    for (int b = 0; b < 2; ++b) std::memset(qs + b * 34 + 2, 0x80, 32);  // every code -128
+    ops_of(reference(), DType::kQ8_0).to_float(qs, &p.wf[r * p.n], p.n);
+  }
+  for (const KernelTable* k : tables()) {
+    std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+    ops_of(reference(), DType::kQ8_0).gemm(p.args(want.data()), 0, p.rows, 0, p.tokens);
+    ops_of(*k, DType::kQ8_0).gemm(p.args(got.data()), 0, p.rows, 0, p.tokens);
+    for (int64_t j = 0; j < p.tokens; ++j) {
+      for (int64_t r = 0; r < p.rows; ++r) {
+        const double tol = (64.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
+        EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol) << k->isa;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cohort::kernels

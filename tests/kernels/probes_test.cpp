@@ -1,0 +1,51 @@
+// The roofline probes of every kernel table: read_sum is a correct sum (its speed is
+// measured by `cohort bench --roofline`, not here) and fma_loop does the work it reports.
+//
+// read_sum tolerance: n * 2^-24 * sum |x_i|, the worst case of recursive float summation
+// over at most n terms per partial sum (the tables differ only in how many partial sums
+// they keep and in what order they add them).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/kernels.h"
+
+namespace cohort::kernels {
+namespace {
+
+TEST(Probes, ReadSumMatchesDoubleSum) {
+  for (const KernelTable* k : available()) {
+    if (k == nullptr) continue;
+    for (int64_t n : {0, 1, 7, 31, 32, 33, 100, 4099}) {
+      Rng rng(static_cast<uint64_t>(n) + 3);
+      std::vector<float> x(static_cast<size_t>(n) + 1);
+      double want = 0, magnitude = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = rng.normal();
+        want += x[i];
+        magnitude += std::fabs(x[i]);
+      }
+      EXPECT_NEAR(k->read_sum(x.data(), n), want, n * 0x1p-24 * magnitude + 1e-30)
+          << k->isa << " n=" << n;
+    }
+  }
+}
+
+TEST(Probes, FmaLoopReportsItsWork) {
+  for (const KernelTable* k : available()) {
+    if (k == nullptr) continue;
+    float sink = 0;
+    const double flops = k->fma_loop(1000, &sink);
+    // Two FLOP per lane per chain per iteration: a whole number of chains of >= 1 lane.
+    EXPECT_GT(flops, 0) << k->isa;
+    EXPECT_EQ(std::fmod(flops, 2000.0), 0.0) << k->isa;
+    EXPECT_TRUE(std::isfinite(sink)) << k->isa;
+    EXPECT_EQ(k->fma_loop(0, &sink), 0.0) << k->isa;
+  }
+}
+
+}  // namespace
+}  // namespace cohort::kernels

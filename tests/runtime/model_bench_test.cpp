@@ -1,0 +1,91 @@
+// The bench library on stories260K: model facts count what a token reads, the tests run
+// and report positive speeds, and the report's derived figures and JSON are consistent.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/thread_pool.h"
+#include "format/gguf.h"
+#include "kernels/kernels.h"
+#include "runtime/bench_report.h"
+#include "runtime/model_bench.h"
+#include "support/shared_data.h"
+
+namespace cohort::runtime {
+namespace {
+
+const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+
+TEST(ModelBench, FactsAndRunOnStories) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto file = format::GgufFile::open(kModel);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  const ModelFacts f = model_facts(*file);
+  EXPECT_EQ(f.name, "stories260K.gguf");
+  EXPECT_EQ(f.type, "f32");
+  uint64_t total = 0;
+  for (const auto& t : file->tensors()) total += t.bytes;
+  EXPECT_EQ(f.model_bytes, total);
+  // A token reads every tensor but the embedding table, unless that is also the output.
+  const auto* embd = file->find_tensor("token_embd.weight");
+  ASSERT_NE(embd, nullptr);
+  const bool tied = file->find_tensor("output.weight") == nullptr;
+  EXPECT_EQ(f.bytes_per_token, tied ? total : total - embd->bytes);
+  EXPECT_GT(f.params_per_token, 0u);
+  EXPECT_LE(f.params_per_token * 4, f.bytes_per_token);  // f32: 4 bytes per parameter
+
+  ThreadPool pool(2);
+  BenchOptions o;
+  o.n_prompt = 7;
+  o.n_gen = 3;
+  o.reps = 2;
+  auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].test, "pp7");
+  EXPECT_EQ((*results)[1].test, "tg3");
+  for (const BenchResult& r : *results) {
+    EXPECT_GT(r.tok_s, 0.0) << r.test;
+    EXPECT_GE(r.tok_s_sd, 0.0) << r.test;
+  }
+}
+
+TEST(BenchReport, FiguresAndJsonAgree) {
+  ModelFacts m;
+  m.name = "a \"quoted\" name.gguf";
+  m.type = "q4_0";
+  m.model_bytes = 1000;
+  m.bytes_per_token = 800;
+  m.params_per_token = 500;
+  BenchResult r;
+  r.test = "tg64";
+  r.n_tokens = 64;
+  r.tok_s = 1e6;
+  r.tok_s_sd = 2.5;
+  Roofline roof;
+  roof.threads = 2;
+  roof.read_gbps_n = 1.6;
+  roof.fma_gflops_n = 4.0;
+  const BenchFigures f = bench_figures(m, r, roof);
+  EXPECT_DOUBLE_EQ(f.gbps, 0.8);       // 800 B x 1e6 tok/s
+  EXPECT_DOUBLE_EQ(f.bw_frac, 0.5);    // of 1.6 GB/s
+  EXPECT_DOUBLE_EQ(f.gflops, 1.0);     // 2 x 500 x 1e6
+  EXPECT_DOUBLE_EQ(f.fma_frac, 0.25);  // of 4 GFLOP/s
+  const auto j = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["model"], m.name);
+  EXPECT_EQ(j["type"], "q4_0");
+  EXPECT_EQ(j["test"], "tg64");
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_EQ(j["bytes"], 1000);
+  EXPECT_DOUBLE_EQ(j["tok_s"].get<double>(), 1e6);
+  EXPECT_DOUBLE_EQ(j["bw_frac"].get<double>(), 0.5);
+  const auto rj = nlohmann::json::parse(roofline_json_line(roof), nullptr, false);
+  ASSERT_TRUE(rj.is_object());
+  EXPECT_EQ(rj["test"], "roofline");
+  EXPECT_DOUBLE_EQ(rj["read_gbps_n"].get<double>(), 1.6);
+  EXPECT_NE(bench_table_row(m, 2, r, roof).find("50%"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cohort::runtime
