@@ -1,5 +1,9 @@
 #include "api/http_server.h"
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -31,6 +35,7 @@ class HttpServer::Impl {
   ~Impl() { stop(); }
 
   Status start();
+  int drain(int64_t grace_ms);
   void stop();
   uint16_t port() const { return port_; }
 
@@ -39,12 +44,15 @@ class HttpServer::Impl {
   void do_accept();
   void run_io();
   detail::ServerContext context() {
-    return detail::ServerContext{&options_, &router_, handlers_.get(), &stopping_};
+    return detail::ServerContext{&options_,  &router_,   handlers_.get(),
+                                 &stopping_, &draining_, &in_flight_};
   }
 
   const ServerOptions options_;
   const Router router_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};
   uint16_t port_ = 0;
   std::mutex stop_mu_;
   bool stopped_ = false;  // guarded by stop_mu_
@@ -128,6 +136,24 @@ void HttpServer::Impl::run_io() {
   }
 }
 
+int HttpServer::Impl::drain(int64_t grace_ms) {
+  draining_.store(true);
+  if (ioc_ && acceptor_) {
+    std::promise<void> closed;
+    net::post(*ioc_, [this, &closed] {
+      boost::system::error_code ignored;
+      acceptor_->close(ignored);
+      closed.set_value();
+    });
+    closed.get_future().wait_for(std::chrono::seconds(2));
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return in_flight_.load();
+}
+
 void HttpServer::Impl::stop() {
   std::lock_guard<std::mutex> lock(stop_mu_);
   if (stopped_) return;
@@ -170,6 +196,8 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() { stop(); }
 
 uint16_t HttpServer::port() const { return impl_->port(); }
+
+int HttpServer::drain(int64_t grace_ms) { return impl_->drain(grace_ms); }
 
 void HttpServer::stop() { impl_->stop(); }
 

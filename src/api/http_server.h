@@ -47,6 +47,11 @@ class HttpServer {
   // The bound port (the one chosen when options.port was 0).
   uint16_t port() const;
 
+  // A graceful stop's first half: stops accepting connections and new requests on open ones,
+  // then waits up to grace_ms for the requests in progress to be answered in full (streams
+  // included). Returns how many were still running. Call stop() after it.
+  int drain(int64_t grace_ms);
+
   // Stops accepting, drops open connections and returns once the I/O threads have exited
   // and handlers already running have returned (a stream's writes fail at once, so its
   // producer should return promptly; a blocking handler is waited for). Handlers queued

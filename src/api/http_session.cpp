@@ -102,7 +102,7 @@ void HttpSession::start() {
 }
 
 void HttpSession::do_read() {
-  if (ctx_.stopping->load()) return close();
+  if (ctx_.stopping->load() || ctx_.draining->load()) return close();
   parser_.emplace();
   parser_->header_limit(kHeaderLimitBytes);
   parser_->body_limit(static_cast<uint64_t>(ctx_.options->max_body_bytes));
@@ -153,6 +153,7 @@ void HttpSession::on_request() {
   const bool keep_alive = parser_->get().keep_alive() && ctx_.options->keep_alive;
   HttpRequest req = to_request(parser_->release());
   parser_.reset();
+  in_flight_.emplace(ctx_.in_flight);
   stream_.expires_never();  // the handler may take long; the write sets its own deadline
   net::post(*ctx_.handlers,
             [self = shared_from_this(), req = std::move(req), head, keep_alive]() mutable {
@@ -206,6 +207,7 @@ void HttpSession::write_response(HttpResponse res, bool head, bool keep_alive) {
 }
 
 void HttpSession::on_write(beast::error_code ec, bool close_after) {
+  in_flight_.reset();
   if (ec) return close();
   if (close_after) return shutdown_and_drain();
   do_read();
@@ -287,6 +289,7 @@ void HttpSession::stream_response(HttpResponse res, bool keep_alive) {
   }
   // A stream cut short is closed without its last chunk, so the client sees it failed.
   net::post(stream_.get_executor(), [self = shared_from_this(), ok, keep_alive] {
+    self->in_flight_.reset();
     if (!ok) return self->close();
     if (keep_alive) return self->do_read();
     self->shutdown_and_drain();

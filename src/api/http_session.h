@@ -38,6 +38,22 @@ struct ServerContext {
   const Router* router = nullptr;
   boost::asio::thread_pool* handlers = nullptr;
   const std::atomic<bool>* stopping = nullptr;
+  // Draining (a graceful stop): no new requests on open connections.
+  const std::atomic<bool>* draining = nullptr;
+  // Requests read and not yet answered in full, across all sessions.
+  std::atomic<int>* in_flight = nullptr;
+};
+
+// Counts one request in *counter while it lives.
+class InFlightRequest {
+ public:
+  explicit InFlightRequest(std::atomic<int>* counter) : counter_(counter) { ++*counter_; }
+  ~InFlightRequest() { --*counter_; }
+  InFlightRequest(const InFlightRequest&) = delete;
+  InFlightRequest& operator=(const InFlightRequest&) = delete;
+
+ private:
+  std::atomic<int>* counter_;
 };
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
@@ -74,6 +90,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   ServerContext ctx_;
+  std::optional<InFlightRequest> in_flight_;  // set from a request until its answer is sent
   std::vector<char> drain_buf_;
   uint64_t drained_bytes_ = 0;
 };

@@ -31,6 +31,7 @@ struct ServeConfig {
   std::string host = "127.0.0.1";
   int port = 52415;
   std::string api_key;
+  int shutdown_grace_s = 30;
   std::string name;  // the model id clients use (default: file name)
 };
 
@@ -84,8 +85,14 @@ int serve(const ServeConfig& cfg) {
   std::fprintf(stderr, "serve: %s on http://%s:%u (Ctrl-C to stop)\n", name.c_str(),
                cfg.host.c_str(), (*server)->port());
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::fprintf(stderr, "serve: stopping\n");
+  std::fprintf(stderr, "serve: stopping: no new requests; waiting up to %d s for those running\n",
+               cfg.shutdown_grace_s);
+  const int unfinished = (*server)->drain(static_cast<int64_t>(cfg.shutdown_grace_s) * 1000);
+  if (unfinished > 0) {
+    std::fprintf(stderr, "serve: %d requests still running are cut off\n", unfinished);
+  }
   (*server)->stop();
+  std::fprintf(stderr, "serve: stopped; telling the workers\n");
   return 0;
 }
 
@@ -133,6 +140,9 @@ void add_serve_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--host", cfg->host, "HTTP address (loopback unless told)");
   cmd->add_option("--port", cfg->port, "HTTP port")->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", cfg->api_key, "Require this API key (Bearer or x-api-key)");
+  cmd->add_option("--shutdown-grace", cfg->shutdown_grace_s,
+                  "On SIGTERM/Ctrl-C, seconds to let running requests finish")
+      ->check(CLI::Range(0, 3600));
   cmd->add_option("--name", cfg->name, "Model id for clients (default: the file name)");
   cmd->callback([cfg, runner] { *runner = [cfg] { return serve(*cfg); }; });
 

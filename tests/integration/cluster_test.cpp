@@ -500,6 +500,10 @@ TEST(ClusterPeers, BusyWorkerRefusesASecondHead) {
 // bytes of its layers (the file is mapped; only the shard's pages are touched), not by the
 // whole model.
 TEST(ClusterMemory, PipelineWorkerHoldsOnlyItsShard) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "resident memory under ASan includes its quarantine of freed blocks; this is "
+                  "measured in the release build";
+#endif
   testing::TempDir dir;
   const std::string key = dir.file("k"), model = dir.file("m.gguf");
   ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);

@@ -1,0 +1,65 @@
+// SIGTERM to `cohort serve` on a cluster: it stops accepting, lets the request in flight
+// finish, tells its worker the session is over, and exits; the worker stays up for the
+// next head.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+
+#include "support/http_client.h"
+#include "support/local_cluster.h"
+#include "support/process.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace cohort {
+namespace {
+
+using testing::ChildProcess;
+using testing::run_command;
+
+const std::string kBin = COHORT_BINARY;
+
+TEST(ServeShutdown, SigtermFinishesTheRequestInFlightAndReleasesTheWorker) {
+  testing::TempDir dir;
+  const std::string key = dir.file("k"), model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  // Slow enough per token (f32, dim 512) that the request is mid-way at the signal.
+  ASSERT_EQ(run_command(kBin + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
+                        "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
+                .exit_code,
+            0);
+  testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir, "g");
+  ASSERT_EQ(workers.procs.size(), 1u);
+  const int http = testing::free_port();
+  ChildProcess head({kBin, "serve", "-m", model, "--workers", workers.list, "--parallel", "tensor",
+                     "--key-file", key, "-t", "1", "-c", "1024", "--port", std::to_string(http)},
+                    dir.file("head.log"));
+  ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
+
+  testing::HttpReply reply;
+  std::thread client([&] {
+    reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
+                                  R"({"prompt":"a","max_tokens":200,"temperature":0})");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const auto t0 = std::chrono::steady_clock::now();
+  head.kill(SIGTERM);  // waits for the process to exit
+  const double exit_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  client.join();
+  std::printf("[ shutdown ] serve exited %.2f s after SIGTERM; the request in flight got HTTP %d\n",
+              exit_s, reply.status);
+  EXPECT_EQ(reply.status, 200) << reply.body << head.log();
+  EXPECT_NE(reply.body.find("\"completion_tokens\":200"), std::string::npos) << reply.body;
+  EXPECT_LT(exit_s, 30.0);
+  EXPECT_FALSE(testing::wait_for_port(http, 200)) << "still accepting after exit";
+  EXPECT_NE(workers.procs[0]->log().find("ended the session"), std::string::npos)
+      << workers.procs[0]->log();
+  EXPECT_TRUE(workers.procs[0]->alive()) << "the worker must outlive its head";
+}
+
+}  // namespace
+}  // namespace cohort
