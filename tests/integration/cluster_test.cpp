@@ -597,18 +597,10 @@ TEST(ClusterServe, ConcurrentCompletionsOnAPipelineEqualEachAlone) {
       alone.push_back(testing::completion_text(reply.body));
       EXPECT_GT(alone.back().size(), 20u) << reply.body;
     }
-    std::vector<std::string> together(prompts.size());
-    std::vector<std::thread> clients;
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      clients.emplace_back([&, i] {
-        auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
-                                           body(prompts[i]));
-        together[i] = reply.status == 200 ? testing::completion_text(reply.body)
-                                          : "HTTP " + std::to_string(reply.status) + reply.body;
-      });
-    }
-    for (auto& c : clients) c.join();
-    EXPECT_EQ(together, alone) << head.log();
+    std::vector<std::string> bodies;
+    for (const std::string& p : prompts) bodies.push_back(body(p));
+    EXPECT_EQ(testing::concurrent_completions(static_cast<uint16_t>(http), bodies), alone)
+        << head.log();
     EXPECT_NE(head.log().find("4 slots"), std::string::npos) << head.log();
     head.kill(SIGTERM);
   }

@@ -157,18 +157,10 @@ TEST_F(MpiCluster, ServeConcurrentRequestsOnAPipeline) {
     ASSERT_EQ(reply.status, 200) << reply.body << head.log();
     alone.push_back(testing::completion_text(reply.body));
   }
-  std::vector<std::string> together(prompts.size());
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    clients.emplace_back([&, i] {
-      auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
-                                         body(prompts[i]));
-      together[i] = reply.status == 200 ? testing::completion_text(reply.body)
-                                        : "HTTP " + std::to_string(reply.status) + reply.body;
-    });
-  }
-  for (auto& c : clients) c.join();
-  EXPECT_EQ(together, alone) << head.log();
+  std::vector<std::string> bodies;
+  for (const std::string& p : prompts) bodies.push_back(body(p));
+  EXPECT_EQ(testing::concurrent_completions(static_cast<uint16_t>(http), bodies), alone)
+      << head.log();
   head.kill(SIGTERM);
 }
 

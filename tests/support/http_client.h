@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -244,6 +245,23 @@ inline std::string completion_text(const std::string& body) {
   size_t end = at + key.size();
   while (end < body.size() && body[end] != '"') end += body[end] == '\\' ? 2 : 1;
   return body.substr(at + key.size(), end - at - key.size());
+}
+
+// POSTs every body to /v1/completions at once, one connection and thread each; returns each
+// reply's completion_text(), or "HTTP <status><body>" for a reply that is not 200.
+inline std::vector<std::string> concurrent_completions(uint16_t port,
+                                                       const std::vector<std::string>& bodies) {
+  std::vector<std::string> texts(bodies.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    clients.emplace_back([&, i] {
+      HttpReply reply = http_request(port, "POST", "/v1/completions", bodies[i]);
+      texts[i] = reply.status == 200 ? completion_text(reply.body)
+                                     : "HTTP " + std::to_string(reply.status) + reply.body;
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  return texts;
 }
 
 }  // namespace cohort::testing
