@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "api/json_fields.h"
+#include "api/request_id.h"
 
 namespace cohort::api {
 namespace {
@@ -11,8 +12,8 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-// Joins the text of `blocks` (a string or an array of blocks) into *out. `where` names the
-// field in messages.
+// The text of a string or of text blocks, joined with "\n" (thinking blocks of earlier
+// turns are dropped). `where` names the field in messages.
 Status blocks_text(const json& blocks, const std::string& where, std::string* out) {
   if (blocks.is_string()) {
     *out = blocks.get<std::string>();
@@ -29,7 +30,7 @@ Status blocks_text(const json& blocks, const std::string& where, std::string* ou
     if (type == "thinking" || type == "redacted_thinking") continue;
     if (type != "text") {
       return Status::invalid_argument(where + ": content blocks of type '" + type +
-                                      "' are not supported (text only)");
+                                      "' are not supported here");
     }
     if (!b.contains("text") || !b["text"].is_string()) {
       return Status::invalid_argument(where + ": a text block needs a string 'text'");
@@ -37,6 +38,52 @@ Status blocks_text(const json& blocks, const std::string& where, std::string* ou
     if (!out->empty()) *out += "\n";
     *out += b["text"].get<std::string>();
   }
+  return Status::ok();
+}
+
+// One Anthropic message as template messages: tool_result blocks become "tool" messages
+// (before the user's text, which follows them), tool_use blocks the assistant's tool_calls.
+Status add_message(const json& msg, const std::string& where, ordered_json* messages) {
+  const std::string role = msg["role"].get<std::string>();
+  const json& content = msg["content"];
+  json text_blocks = json::array();
+  ordered_json calls = ordered_json::array();
+  if (content.is_array()) {
+    for (size_t j = 0; j < content.size(); ++j) {
+      const json& b = content[j];
+      const std::string at = where + ".content." + std::to_string(j);
+      const json type = b.is_object() ? b.value("type", json()) : json();
+      if (type == "tool_use" && role == "assistant") {
+        if (!b.contains("name") || !b["name"].is_string() ||
+            !b.value("input", json()).is_object()) {
+          return Status::invalid_argument(at +
+                                          ": tool_use needs a string name and an object input");
+        }
+        calls.push_back(
+            {{"id", b.value("id", std::string())},
+             {"type", "function"},
+             {"function",
+              {{"name", b["name"]}, {"arguments", ordered_json::parse(b["input"].dump())}}}});
+      } else if (type == "tool_result" && role == "user") {
+        std::string result;
+        if (b.contains("content"))
+          COHORT_RETURN_IF_ERROR(blocks_text(b["content"], at + ".content", &result));
+        messages->push_back({{"role", "tool"},
+                             {"tool_call_id", b.value("tool_use_id", std::string())},
+                             {"content", result}});
+      } else {
+        text_blocks.push_back(b);
+      }
+    }
+  } else {
+    text_blocks = content;
+  }
+  std::string text;
+  COHORT_RETURN_IF_ERROR(blocks_text(text_blocks, where + ".content", &text));
+  if (text.empty() && calls.empty() && content.is_array() && !content.empty()) return Status::ok();
+  ordered_json out = {{"role", role}, {"content", text}};
+  if (!calls.empty()) out["tool_calls"] = std::move(calls);
+  messages->push_back(std::move(out));
   return Status::ok();
 }
 
@@ -60,24 +107,7 @@ Status parse_messages(const json& body, ordered_json* messages) {
       return Status::invalid_argument(where + ".role: must be \"user\" or \"assistant\"");
     }
     if (!msg.contains("content")) return Status::invalid_argument(where + ".content: required");
-    std::string text;
-    COHORT_RETURN_IF_ERROR(blocks_text(msg["content"], where + ".content", &text));
-    messages->push_back({{"role", role.get<std::string>()}, {"content", text}});
-  }
-  return Status::ok();
-}
-
-Status refuse_tools(const json& body) {
-  if (const json* tools = field(body, "tools"); tools != nullptr && !tools->empty()) {
-    return Status::invalid_argument("tools: tool use is not supported by this server");
-  }
-  if (const json* choice = field(body, "tool_choice")) {
-    const json type = choice->is_object() ? choice->value("type", json()) : json();
-    if (type != "auto" && type != "none") {
-      return Status::invalid_argument(
-          "tool_choice: only {\"type\":\"auto\"} or "
-          "{\"type\":\"none\"} are supported (no tools)");
-    }
+    COHORT_RETURN_IF_ERROR(add_message(msg, where, messages));
   }
   return Status::ok();
 }
@@ -104,7 +134,9 @@ Result<MessagesParams> parse_messages_request(const json& body, bool count_only)
   p.request.top_k = static_cast<int32_t>(top_k);
   COHORT_RETURN_IF_ERROR(
       read_stop(body, "stop_sequences", /*allow_string=*/false, &p.request.stop, &param));
-  COHORT_RETURN_IF_ERROR(refuse_tools(body));
+  Result<ToolSpec> tools = parse_anthropic_tools(body);
+  if (!tools.is_ok()) return tools.status();
+  p.tools = std::move(tools).value();
   COHORT_RETURN_IF_ERROR(parse_messages(body, &p.chat.messages));
   p.request.prompt_is_chat = true;
   return p;
@@ -116,17 +148,32 @@ const char* anthropic_stop_reason(const runtime::CompletionResult& result) {
   return "end_turn";
 }
 
+json anthropic_tool_use(const ToolCall& call) {
+  return {{"type", "tool_use"},
+          {"id", random_id("toolu_")},
+          {"name", call.name},
+          {"input", call.arguments}};
+}
+
 json messages_response(const std::string& id, const std::string& model,
-                       const runtime::CompletionResult& result) {
+                       const runtime::CompletionResult& result, std::optional<ToolFormat> tools) {
   json content = json::array();
-  content.push_back({{"type", "text"}, {"text", result.text}});
+  const char* stop_reason = anthropic_stop_reason(result);
+  ParsedOutput parsed{result.text, {}};
+  if (tools) parsed = parse_tool_output(*tools, result.text);
+  if (parsed.calls.empty()) parsed.content = result.text;
+  if (!parsed.content.empty() || parsed.calls.empty()) {
+    content.push_back({{"type", "text"}, {"text", parsed.content}});
+  }
+  for (const ToolCall& c : parsed.calls) content.push_back(anthropic_tool_use(c));
+  if (!parsed.calls.empty()) stop_reason = "tool_use";
   return {
       {"id", id},
       {"type", "message"},
       {"role", "assistant"},
       {"model", model},
       {"content", std::move(content)},
-      {"stop_reason", anthropic_stop_reason(result)},
+      {"stop_reason", stop_reason},
       {"stop_sequence", result.stop_sequence.empty() ? json(nullptr) : json(result.stop_sequence)},
       {"usage",
        {{"input_tokens", result.prompt_tokens}, {"output_tokens", result.completion_tokens}}}};

@@ -45,6 +45,7 @@ Result<MessagesParams> prepare(runtime::Engine& engine, const HttpRequest& req, 
     *error = anthropic_error(503, "the model is still loading");
     return Status::unavailable("loading");
   }
+  p->tool_format = apply_tools(p->tools, engine.model_info().chat_template, &p->chat, &p->request);
   Result<std::string> prompt = engine.render_chat(p->chat);
   if (!prompt.is_ok()) {
     *error = anthropic_error(400, prompt.status().message());
@@ -62,12 +63,12 @@ HttpResponse messages(runtime::Engine& engine, const HttpRequest& req) {
   if (!n.is_ok()) return engine_error(n.status());
   const std::string id = random_id("msg_");
   if (p->stream) {
-    AnthropicStream s{id, p->model, *n, std::move(p->request)};
+    AnthropicStream s{id, p->model, *n, std::move(p->request), p->tool_format};
     return sse_response(anthropic_stream_producer(engine, std::move(s)));
   }
   Result<runtime::CompletionResult> result = engine.complete(p->request);
   if (!result.is_ok()) return engine_error(result.status());
-  return json_response(200, messages_response(id, p->model, *result));
+  return json_response(200, messages_response(id, p->model, *result, p->tool_format));
 }
 
 HttpResponse count_tokens(runtime::Engine& engine, const HttpRequest& req) {

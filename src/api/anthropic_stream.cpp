@@ -34,9 +34,16 @@ void run(runtime::Engine& engine, const AnthropicStream& s, StreamWriter& w) {
     return;
   }
   runtime::CompletionRequest req = s.request;
-  req.on_text = [&](std::string_view piece) {
+  const auto text_delta = [&](std::string_view piece) {
     return send("content_block_delta",
                 {{"index", 0}, {"delta", {{"type", "text_delta"}, {"text", piece}}}});
+  };
+  std::optional<ToolStreamFilter> filter;
+  if (s.tools) filter.emplace(*s.tools);
+  req.on_text = [&](std::string_view piece) {
+    if (!filter) return text_delta(piece);
+    const std::string content = filter->push(piece);
+    return content.empty() || text_delta(content);
   };
   Result<runtime::CompletionResult> result = engine.complete(req);
   if (!result.is_ok()) {
@@ -48,10 +55,27 @@ void run(runtime::Engine& engine, const AnthropicStream& s, StreamWriter& w) {
   if (result->finish_reason == "cancelled") return;
   const json stop_sequence =
       result->stop_sequence.empty() ? json(nullptr) : json(result->stop_sequence);
-  if (!send("content_block_stop", {{"index", 0}}) ||
-      !send("message_delta",
-            {{"delta",
-              {{"stop_reason", anthropic_stop_reason(*result)}, {"stop_sequence", stop_sequence}}},
+  ParsedOutput parsed;
+  if (filter) {
+    std::string unsent;
+    parsed = filter->finish(&unsent);
+    if (!unsent.empty() && !text_delta(unsent)) return;
+  }
+  if (!send("content_block_stop", {{"index", 0}})) return;
+  for (size_t i = 0; i < parsed.calls.size(); ++i) {
+    json block = anthropic_tool_use(parsed.calls[i]);
+    block["input"] = json::object();
+    const json delta = {{"type", "input_json_delta"},
+                        {"partial_json", parsed.calls[i].arguments.dump()}};
+    if (!send("content_block_start", {{"index", i + 1}, {"content_block", std::move(block)}}) ||
+        !send("content_block_delta", {{"index", i + 1}, {"delta", delta}}) ||
+        !send("content_block_stop", {{"index", i + 1}})) {
+      return;
+    }
+  }
+  const char* stop_reason = parsed.calls.empty() ? anthropic_stop_reason(*result) : "tool_use";
+  if (!send("message_delta",
+            {{"delta", {{"stop_reason", stop_reason}, {"stop_sequence", stop_sequence}}},
              {"usage", {{"output_tokens", result->completion_tokens}}}})) {
     return;
   }

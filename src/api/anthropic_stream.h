@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/http_message.h"
+#include "api/tool_calls.h"
 #include "runtime/engine.h"
 
 namespace cohort::api {
@@ -21,6 +22,10 @@ struct AnthropicStream {
   std::string model;  // echoed as the client sent it
   int64_t input_tokens = 0;
   runtime::CompletionRequest request;  // on_text is set by the producer
+  // With tools: call text is held back; each call follows the text block as a tool_use
+  // block (content_block_start with input {}, one input_json_delta, content_block_stop),
+  // and stop_reason is "tool_use".
+  std::optional<ToolFormat> tools;
 };
 
 // `engine` must outlive the producer.

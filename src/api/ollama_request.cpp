@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "api/json_fields.h"
+#include "api/tool_spec.h"
 
 namespace cohort::api {
 namespace {
@@ -50,10 +51,10 @@ bool is_set(const json& body, const char* name) {
 }
 
 Status refuse_unsupported(const json& body) {
-  if (is_set(body, "format")) {
-    return Status::invalid_argument("'format' (structured output) is not supported");
+  if (is_set(body, "format") && body["format"] != "json") {
+    return Status::invalid_argument(
+        "'format' is supported as \"json\" only (a schema is not enforced by this server)");
   }
-  if (is_set(body, "tools")) return Status::invalid_argument("'tools' are not supported");
   if (is_set(body, "images")) return Status::invalid_argument("'images' are not supported");
   if (const json* think = field(body, "think");
       think != nullptr && !(think->is_boolean() && !think->get<bool>())) {
@@ -73,6 +74,7 @@ Status parse_common(const json& body, OllamaParams* p) {
   if (p->model.empty()) return Status::invalid_argument("model is required");
   COHORT_RETURN_IF_ERROR(read_bool(body, "stream", &p->stream, &param));
   COHORT_RETURN_IF_ERROR(refuse_unsupported(body));
+  if (is_set(body, "format")) p->request.constraint = text::OutputConstraint::json_object();
   p->request.prompt_is_chat = true;
   return parse_options(body, &p->request);
 }
@@ -95,9 +97,23 @@ Status parse_messages(const json& body, ordered_json* messages) {
       return Status::invalid_argument("'" + where + ".content' must be a string");
     }
     if (is_set(msg, "images")) return Status::invalid_argument("'images' are not supported");
-    if (is_set(msg, "tool_calls"))
-      return Status::invalid_argument("'tool_calls' are not supported");
-    messages->push_back({{"role", role.get<std::string>()}, {"content", content}});
+    ordered_json out = {{"role", role.get<std::string>()}, {"content", content}};
+    if (is_set(msg, "tool_calls")) {
+      if (!msg["tool_calls"].is_array()) {
+        return Status::invalid_argument("'" + where + ".tool_calls' must be an array");
+      }
+      out["tool_calls"] = ordered_json::parse(msg["tool_calls"].dump());
+      for (ordered_json& call : out["tool_calls"]) {
+        if (call.is_object() && call.contains("function") && call["function"].is_object() &&
+            call["function"].contains("arguments")) {
+          call["function"]["arguments"] = arguments_for_template(call["function"]["arguments"]);
+        }
+      }
+    }
+    for (const char* key : {"tool_name", "tool_call_id", "name"}) {
+      if (msg.contains(key)) out[key] = ordered_json::parse(msg[key].dump());
+    }
+    messages->push_back(std::move(out));
   }
   return Status::ok();
 }
@@ -109,6 +125,9 @@ Result<OllamaParams> parse_ollama_chat(const json& body) {
   p.chat = true;
   COHORT_RETURN_IF_ERROR(parse_common(body, &p));
   COHORT_RETURN_IF_ERROR(parse_messages(body, &p.chat_prompt.messages));
+  Result<ToolSpec> tools = parse_ollama_tools(body);
+  if (!tools.is_ok()) return tools.status();
+  p.tools = std::move(tools).value();
   p.load_only = p.chat_prompt.messages.empty();
   return p;
 }

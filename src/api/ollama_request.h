@@ -6,18 +6,20 @@
 // options such as num_ctx are ignored}, keep_alive (ignored). Unset sampling options take
 // Ollama's defaults (temperature 0.8, top_k 40, top_p 0.9, repeat_penalty 1.1,
 // num_predict -1).
-// /api/chat: messages [{role system|user|assistant|tool, content}].
+// /api/chat: messages [{role system|user|assistant|tool, content, tool_calls, tool_name}],
+// tools (api/tool_spec.h). format "json": the answer is decoded as a JSON object.
 // /api/generate: prompt, system; raw:true feeds the prompt as is, otherwise it is rendered
 // as a user turn (after the system one) by the chat template. An empty prompt only "loads"
 // the model (done_reason "load").
-// Refused with a 400: images, format ("json" or a schema), non-empty tools, think:true,
-// a non-empty suffix, template or context.
+// Refused with a 400: images, format as a schema, think:true, a non-empty suffix, template
+// or context.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "api/tool_spec.h"
 #include "core/status.h"
 #include "runtime/engine.h"
 
@@ -31,6 +33,8 @@ struct OllamaParams {
   bool load_only = false;  // /api/generate with an empty prompt
   runtime::ChatPrompt chat_prompt;
   runtime::CompletionRequest request;
+  ToolSpec tools;
+  std::optional<ToolFormat> tool_format;  // set by apply_tools() when tools are in play
 };
 
 // kInvalidArgument with a message naming the field.

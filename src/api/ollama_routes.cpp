@@ -33,10 +33,17 @@ Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w
   const int64_t t0 = unix_time_ns();
   int64_t t_first = 0;
   runtime::CompletionRequest req = p.request;
+  std::optional<ToolStreamFilter> filter;
+  if (p.tool_format && w != nullptr) filter.emplace(*p.tool_format);
+  const auto write_piece = [&](const std::string& text) {
+    return w->write(ndjson_line(ollama_piece(p.model, p.chat, text)));
+  };
   if (w != nullptr) {
     req.on_text = [&](std::string_view piece) {
       if (t_first == 0) t_first = unix_time_ns();
-      return w->write(ndjson_line(ollama_piece(p.model, p.chat, std::string(piece))));
+      if (!filter) return write_piece(std::string(piece));
+      const std::string content = filter->push(piece);
+      return content.empty() || write_piece(content);
     };
   }
   Result<runtime::CompletionResult> result = engine.complete(req);
@@ -45,7 +52,28 @@ Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w
   const int64_t t1 = unix_time_ns();
   if (t_first == 0) t_first = t1;
   OllamaTimings t{t1 - t0, t_first - t0, t1 - t_first};
-  return ollama_final(p.model, p.chat, w != nullptr ? std::string() : result->text, *result, t);
+  std::string text = w != nullptr ? std::string() : result->text;
+  std::vector<ToolCall> calls;
+  if (p.tool_format) {
+    std::string unsent;
+    ParsedOutput parsed =
+        filter ? filter->finish(&unsent) : parse_tool_output(*p.tool_format, result->text);
+    calls = std::move(parsed.calls);
+    if (w == nullptr) {
+      text = calls.empty() ? result->text : parsed.content;
+    } else if (!unsent.empty() && !write_piece(unsent)) {
+      return json();
+    }
+  }
+  json last = ollama_final(p.model, p.chat, text, *result, t);
+  if (!calls.empty() && p.chat) {
+    json out = json::array();
+    for (const ToolCall& c : calls) {
+      out.push_back({{"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    }
+    last["message"]["tool_calls"] = std::move(out);
+  }
+  return last;
 }
 
 HttpResponse generate(runtime::Engine& engine, const HttpRequest& req, bool chat) {
@@ -57,6 +85,8 @@ HttpResponse generate(runtime::Engine& engine, const HttpRequest& req, bool chat
   if (!engine.ready()) return ollama_error(503, "the model is still loading");
   if (p->load_only) return json_response(200, ollama_loaded(p->model, chat));
   if (p->render) {
+    p->tool_format =
+        apply_tools(p->tools, engine.model_info().chat_template, &p->chat_prompt, &p->request);
     Result<std::string> prompt = engine.render_chat(p->chat_prompt);
     if (!prompt.is_ok()) return ollama_error(400, prompt.status().message());
     p->request.prompt = std::move(prompt).value();

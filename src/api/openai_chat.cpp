@@ -4,6 +4,7 @@
 
 #include "api/json_fields.h"
 #include "api/openai_completion.h"
+#include "api/request_id.h"
 
 namespace cohort::api {
 namespace {
@@ -62,6 +63,10 @@ Status parse_messages(const json& body, ordered_json* messages, std::string* par
       return bad_messages(param, "'" + where + ".role' must be a string");
     }
     std::string role = msg["role"].get<std::string>();
+    if (msg.contains("tool_calls") && !msg["tool_calls"].is_null() &&
+        !msg["tool_calls"].is_array()) {
+      return bad_messages(param, "'" + where + ".tool_calls' must be an array");
+    }
     if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
         role != "tool") {
       return bad_messages(param, "'" + where +
@@ -80,6 +85,14 @@ Status parse_messages(const json& body, ordered_json* messages, std::string* par
         out[it.key()] = ordered_json::parse(it.value().dump());
       }
     }
+    if (out.contains("tool_calls") && out["tool_calls"].is_array()) {
+      for (ordered_json& call : out["tool_calls"]) {  // templates read arguments as objects
+        if (call.is_object() && call.contains("function") && call["function"].is_object() &&
+            call["function"].contains("arguments")) {
+          call["function"]["arguments"] = arguments_for_template(call["function"]["arguments"]);
+        }
+      }
+    }
     messages->push_back(std::move(out));
   }
   return Status::ok();
@@ -91,8 +104,11 @@ Result<ChatParams> parse_chat_request(const json& body, std::string* error_param
   ChatParams params;
   COHORT_RETURN_IF_ERROR(read_string(body, "model", &params.model, error_param));
   COHORT_RETURN_IF_ERROR(parse_stream_flags(body, &params.stream, error_param));
-  COHORT_RETURN_IF_ERROR(refuse_openai_unsupported(body, error_param));
+  COHORT_RETURN_IF_ERROR(refuse_openai_unsupported(body, /*chat=*/true, error_param));
   COHORT_RETURN_IF_ERROR(parse_messages(body, &params.chat.messages, error_param));
+  Result<ToolSpec> tools = parse_openai_tools(body, error_param);
+  if (!tools.is_ok()) return tools.status();
+  params.tools = std::move(tools).value();
   if (const json* kw = field(body, "chat_template_kwargs")) {
     if (!kw->is_object()) {
       return field_error(error_param, "chat_template_kwargs",
@@ -106,12 +122,34 @@ Result<ChatParams> parse_chat_request(const json& body, std::string* error_param
   return params;
 }
 
+json openai_tool_calls(const std::vector<ToolCall>& calls, bool with_index) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json c = {{"id", random_id("call_")},
+              {"type", "function"},
+              {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments.dump()}}}};
+    if (with_index) c["index"] = i;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 json chat_response(const std::string& id, int64_t created, const std::string& model,
-                   const runtime::CompletionResult& result) {
+                   const runtime::CompletionResult& result, std::optional<ToolFormat> tools) {
+  json message = {{"role", "assistant"}, {"content", result.text}};
+  const char* finish = openai_finish_reason(result);
+  if (tools) {
+    ParsedOutput p = parse_tool_output(*tools, result.text);
+    if (!p.calls.empty()) {
+      message["content"] = p.content.empty() ? json(nullptr) : json(p.content);
+      message["tool_calls"] = openai_tool_calls(p.calls, /*with_index=*/false);
+      finish = "tool_calls";
+    }
+  }
   json choice = {{"index", 0},
-                 {"message", {{"role", "assistant"}, {"content", result.text}}},
+                 {"message", std::move(message)},
                  {"logprobs", nullptr},
-                 {"finish_reason", openai_finish_reason(result)}};
+                 {"finish_reason", finish}};
   return {{"id", id},
           {"object", "chat.completion"},
           {"created", created},

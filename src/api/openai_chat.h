@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/openai_sampling.h"
+#include "api/tool_spec.h"
 #include "core/status.h"
 #include "runtime/engine.h"
 
@@ -25,14 +26,20 @@ struct ChatParams {
   runtime::ChatPrompt chat;
   runtime::CompletionRequest request;  // prompt unset: it comes from render_chat()
   StreamFlags stream;
+  ToolSpec tools;
 };
 
 // kInvalidArgument with a message for the client and *error_param naming the field.
 Result<ChatParams> parse_chat_request(const nlohmann::json& body, std::string* error_param);
 
-// The chat.completion response object.
+// The chat.completion response object. With a tool format, calls in the text become
+// message.tool_calls (finish_reason "tool_calls").
 nlohmann::json chat_response(const std::string& id, int64_t created, const std::string& model,
-                             const runtime::CompletionResult& result);
+                             const runtime::CompletionResult& result,
+                             std::optional<ToolFormat> tools = std::nullopt);
+
+// OpenAI's tool_calls array (ids "call_..."); with index fields for stream deltas.
+nlohmann::json openai_tool_calls(const std::vector<ToolCall>& calls, bool with_index);
 
 // One chat.completion.chunk with choices[0].delta = delta and finish_reason (null when
 // nullptr); chat_usage_chunk() is the include_usage chunk (empty choices).

@@ -36,7 +36,7 @@ Result<CompletionParams> parse_completion_request(const json& body, std::string*
   CompletionParams params;
   COHORT_RETURN_IF_ERROR(read_string(body, "model", &params.model, error_param));
   COHORT_RETURN_IF_ERROR(parse_stream_flags(body, &params.stream, error_param));
-  COHORT_RETURN_IF_ERROR(refuse_openai_unsupported(body, error_param));
+  COHORT_RETURN_IF_ERROR(refuse_openai_unsupported(body, /*chat=*/false, error_param));
   COHORT_RETURN_IF_ERROR(parse_prompt(body, &params.request.prompt, error_param));
   params.request.max_tokens = 16;  // OpenAI's default for this endpoint
   COHORT_RETURN_IF_ERROR(parse_openai_sampling(body, &params.request, error_param));

@@ -69,7 +69,7 @@ HttpResponse generate(runtime::Engine& engine, OpenAiStream s, bool stream,
   if (stream) return sse_response(openai_stream_producer(engine, std::move(s)));
   Result<runtime::CompletionResult> result = engine.complete(s.request);
   if (!result.is_ok()) return engine_error(result.status(), prompt_param);
-  return json_response(200, s.chat ? chat_response(s.id, s.created, s.model, *result)
+  return json_response(200, s.chat ? chat_response(s.id, s.created, s.model, *result, s.tools)
                                    : completion_response(s.id, s.created, s.model, *result));
 }
 
@@ -98,6 +98,8 @@ HttpResponse chat_completions(runtime::Engine& engine, const HttpRequest& req) {
   if (!params.is_ok()) return openai_error(400, params.status().message(), param);
   if (!model_matches(params->model, engine.model_name())) return model_not_found(params->model);
   if (!engine.ready()) return openai_error(503, "the model is still loading");
+  const std::optional<ToolFormat> tools = apply_tools(
+      params->tools, engine.model_info().chat_template, &params->chat, &params->request);
   Result<std::string> prompt = engine.render_chat(params->chat);
   if (!prompt.is_ok()) return openai_error(400, prompt.status().message(), "messages");
   OpenAiStream s;
@@ -108,6 +110,7 @@ HttpResponse chat_completions(runtime::Engine& engine, const HttpRequest& req) {
   s.include_usage = params->stream.include_usage;
   s.request = std::move(params->request);
   s.request.prompt = std::move(prompt).value();
+  s.tools = tools;
   return generate(engine, std::move(s), params->stream.stream, "messages");
 }
 

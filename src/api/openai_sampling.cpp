@@ -30,6 +30,10 @@ Status refuse(std::string* param, const char* name, const std::string& why) {
 
 Status parse_openai_sampling(const json& body, runtime::CompletionRequest* req,
                              std::string* param) {
+  if (const json* rf = field(body, "response_format");
+      rf != nullptr && rf->is_object() && rf->value("type", json()) == "json_object") {
+    req->constraint = text::OutputConstraint::json_object();
+  }
   int64_t max_tokens = -1, max_completion = -1;
   COHORT_RETURN_IF_ERROR(read_int(body, "max_tokens", 0, kMaxInt64, &max_tokens, param));
   COHORT_RETURN_IF_ERROR(
@@ -74,7 +78,7 @@ Status parse_stream_flags(const json& body, StreamFlags* flags, std::string* par
   return Status::ok();
 }
 
-Status refuse_openai_unsupported(const json& body, std::string* param) {
+Status refuse_openai_unsupported(const json& body, bool chat, std::string* param) {
   for (const char* name : {"n", "best_of"}) {
     if (const json* v = field(body, name); v != nullptr && !is_off(*v, 1)) {
       return refuse(param, name, "other than 1 is not supported (one choice per request)");
@@ -85,21 +89,29 @@ Status refuse_openai_unsupported(const json& body, std::string* param) {
       return refuse(param, name, "is not supported");
     }
   }
-  for (const char* name : {"suffix", "logit_bias", "tools", "functions", "audio", "prediction"}) {
+  for (const char* name : {"suffix", "logit_bias", "functions", "audio", "prediction"}) {
     if (const json* v = field(body, name); v != nullptr && !is_off(*v, 0)) {
       return refuse(param, name, "is not supported");
     }
   }
+  if (!chat) {  // chat reads tools and tool_choice itself (tool_spec.h)
+    if (const json* v = field(body, "tools"); v != nullptr && !is_off(*v, 0)) {
+      return refuse(param, "tools", "is only supported by /v1/chat/completions");
+    }
+  }
   for (const char* name : {"tool_choice", "function_call"}) {
     const json* v = field(body, name);
-    if (v != nullptr && !(v->is_string() && (*v == "none" || *v == "auto"))) {
-      return refuse(param, name, "is not supported (no tools can be called)");
+    if (v != nullptr && (!chat || std::string_view(name) == "function_call") &&
+        !(v->is_string() && (*v == "none" || *v == "auto"))) {
+      return refuse(param, name, "is not supported (use tools and tool_choice on chat)");
     }
   }
   if (const json* v = field(body, "response_format")) {
-    if (!v->is_object() || !v->contains("type") || (*v)["type"] != "text") {
+    const json type = v->is_object() ? v->value("type", json()) : json();
+    if (type != "text" && type != "json_object") {
       return refuse(param, "response_format",
-                    "is not supported other than {\"type\":\"text\"} (no constrained output)");
+                    "is supported as {\"type\":\"text\"} or {\"type\":\"json_object\"} only "
+                    "(json_schema is not enforced by this server)");
     }
   }
   if (const json* v = field(body, "modalities")) {

@@ -10,9 +10,10 @@
 //
 // Refused with a 400 naming the field, because answering would silently be wrong: n and
 // best_of other than 1, logprobs (true or > 0), top_logprobs > 0, echo, a non-empty suffix,
-// a non-empty logit_bias, non-empty tools or functions, tool_choice / function_call other
-// than "none" or "auto", response_format other than {"type":"text"}, audio, modalities
-// other than ["text"], prediction. Null or the default value of any of them is accepted:
+// a non-empty logit_bias, non-empty functions (the legacy form of tools), function_call
+// other than "none" or "auto", tools on /v1/completions, response_format other than
+// {"type":"text"} or {"type":"json_object"} (decoded under a JSON constraint), audio,
+// modalities other than ["text"], prediction. Null or the default value of any of them is accepted:
 // SDKs send those. Every other field is ignored.
 #pragma once
 
@@ -34,7 +35,8 @@ struct StreamFlags {
 Status parse_openai_sampling(const nlohmann::json& body, runtime::CompletionRequest* req,
                              std::string* param);
 Status parse_stream_flags(const nlohmann::json& body, StreamFlags* flags, std::string* param);
-Status refuse_openai_unsupported(const nlohmann::json& body, std::string* param);
+// chat: tools and tool_choice are read by the chat endpoint (api/tool_spec.h).
+Status refuse_openai_unsupported(const nlohmann::json& body, bool chat, std::string* param);
 
 // The engine's finish reason in OpenAI's words: "length" or "stop".
 const char* openai_finish_reason(const runtime::CompletionResult& result);

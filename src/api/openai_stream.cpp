@@ -26,7 +26,13 @@ void run(runtime::Engine& engine, const OpenAiStream& s, StreamWriter& w) {
     return;
   }
   runtime::CompletionRequest req = s.request;
-  req.on_text = [&](std::string_view piece) { return send(piece_chunk(piece, nullptr)); };
+  std::optional<ToolStreamFilter> filter;
+  if (s.tools) filter.emplace(*s.tools);
+  req.on_text = [&](std::string_view piece) {
+    if (!filter) return send(piece_chunk(piece, nullptr));
+    const std::string content = filter->push(piece);
+    return content.empty() || send(piece_chunk(content, nullptr));
+  };
   Result<runtime::CompletionResult> result = engine.complete(req);
   if (!result.is_ok()) {
     const int status = http_status_for(result.status());
@@ -37,7 +43,18 @@ void run(runtime::Engine& engine, const OpenAiStream& s, StreamWriter& w) {
     return;
   }
   if (result->finish_reason == "cancelled") return;
-  if (!send(piece_chunk("", openai_finish_reason(*result)))) return;
+  const char* finish = openai_finish_reason(*result);
+  if (filter) {
+    std::string unsent;
+    const ParsedOutput parsed = filter->finish(&unsent);
+    if (!unsent.empty() && !send(piece_chunk(unsent, nullptr))) return;
+    if (!parsed.calls.empty()) {
+      const json delta = {{"tool_calls", openai_tool_calls(parsed.calls, /*with_index=*/true)}};
+      if (!send(chat_chunk(s.id, s.created, s.model, delta, nullptr))) return;
+      finish = "tool_calls";
+    }
+  }
+  if (!send(piece_chunk("", finish))) return;
   if (s.include_usage) {
     const json usage = openai_usage(*result);
     if (!send(s.chat ? chat_usage_chunk(s.id, s.created, s.model, usage)

@@ -12,9 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "api/http_message.h"
+#include "api/tool_calls.h"
 #include "runtime/engine.h"
 
 namespace cohort::api {
@@ -26,6 +28,10 @@ struct OpenAiStream {
   std::string model;  // echoed as the client sent it
   bool include_usage = false;
   runtime::CompletionRequest request;  // on_text is set by the producer
+  // Chat with tools: text that begins a call is held back and the calls are sent at the
+  // end as one delta {tool_calls:[{index,id,type,function:{name,arguments}}]}, then
+  // finish_reason "tool_calls".
+  std::optional<ToolFormat> tools;
 };
 
 // `engine` must outlive the producer.

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "text/output_constraint.h"
 
 namespace cohort::runtime {
 
@@ -46,7 +47,10 @@ struct CompletionRequest {
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;
   std::vector<std::string> stop;  // generation ends before any of these strings (not empty)
-  TextSink on_text;               // optional: stream the text as it is generated
+  // Constrained decoding: the text generated takes this shape (a JSON object, a tool call)
+  // and generation ends when it is whole. finish_reason is then "stop".
+  std::optional<text::OutputConstraint> constraint;
+  TextSink on_text;  // optional: stream the text as it is generated
 };
 
 struct CompletionResult {

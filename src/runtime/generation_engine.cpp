@@ -82,6 +82,14 @@ std::vector<int32_t> GenerationEngine::encode(const std::string& prompt,
   return tok_.encode(prompt, add_bos, prompt_is_chat);
 }
 
+const std::vector<std::string>& GenerationEngine::token_texts() const {
+  std::call_once(token_texts_once_, [this] {
+    token_texts_.resize(static_cast<size_t>(tok_.n_vocab()));
+    for (int32_t id = 0; id < tok_.n_vocab(); ++id) token_texts_[id] = tok_.token_to_piece(id);
+  });
+  return token_texts_;
+}
+
 Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req) {
   std::vector<int32_t> prompt = encode(req.prompt, req.prompt_is_chat);
   if (prompt.empty()) return Status::invalid_argument("the prompt is empty");
@@ -97,6 +105,8 @@ Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req
   out.prompt_tokens = static_cast<int64_t>(prompt.size());
   out.finish_reason = "length";
   PieceQueue queue;
+  std::optional<text::OutputConstraint> constraint = req.constraint;  // this request's state
+  const std::vector<std::string>* texts = constraint ? &token_texts() : nullptr;
   const auto emit = [&](std::string piece) {
     if (!piece.empty() && req.on_text) queue.push(std::move(piece));
   };
@@ -105,6 +115,14 @@ Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req
     job.prompt = std::move(prompt);
     job.n_predict = max_tokens;
     job.sampling = sampler_config(req);
+    if (constraint) {
+      // Asked for every id at every step, on the engine thread (as on_token is).
+      job.sampling.allow = [&](int32_t id) {
+        if (tok_.is_eog(id)) return constraint->complete();
+        const std::string& text = (*texts)[id];
+        return !constraint->complete() && !text.empty() && constraint->accepts(text);
+      };
+    }
     // Runs on the engine thread; the detokenizer and stop scanner are this request's alone.
     job.on_token = [&](int32_t id) {
       ++out.completion_tokens;
@@ -112,8 +130,14 @@ Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req
         out.finish_reason = "stop";
         return false;
       }
+      bool whole = false;
+      if (constraint) {
+        constraint->advance((*texts)[id]);
+        whole = constraint->complete();
+        if (whole) out.finish_reason = "stop";  // nothing may follow: no need to ask for EOG
+      }
       emit(stops.push(detok.push(id)));
-      return !stops.matched() && !queue.cancel.load();
+      return !whole && !stops.matched() && !queue.cancel.load();
     };
     Status status;
     if (req.on_text) {

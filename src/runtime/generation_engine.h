@@ -7,6 +7,7 @@
 // are rendered by a ChatRenderer (runtime/chat_renderer.h).
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,16 @@ class GenerationEngine final : public Engine {
 
  private:
   std::vector<int32_t> encode(const std::string& prompt, bool prompt_is_chat) const;
+  // The text of every token as generation emits it (for constrained decoding), made once.
+  const std::vector<std::string>& token_texts() const;
 
   std::string name_;
   Stepper& stepper_;
   const text::Tokenizer& tok_;
   ChatRenderer renderer_;
   ModelInfo info_;
+  mutable std::once_flag token_texts_once_;
+  mutable std::vector<std::string> token_texts_;
   SlotScheduler scheduler_;  // last: its engine thread may use the members above
 };
 

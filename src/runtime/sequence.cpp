@@ -26,6 +26,7 @@ Status prefill(Stepper& stepper, int64_t slot, std::span<const int32_t> tokens, 
 
 bool Sequence::advance(float* logits) {
   const int32_t id = sampler_.sample(logits);
+  if (id == text::kNoToken) return false;  // a constraint allows nothing more: the end
   sampler_.accept(id);
   ++n_generated_;
   const bool keep_going = on_token_(id);

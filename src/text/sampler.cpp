@@ -44,6 +44,18 @@ int32_t Sampler::sample(float* logits) {
     for (const int32_t t : recent_) counts_[t] = std::abs(counts_[t]);
   }
 
+  if (config_.allow) {
+    bool any = false;
+    for (int32_t i = 0; i < n_vocab_; ++i) {
+      if (config_.allow(i)) {
+        any = true;
+      } else {
+        logits[i] = -std::numeric_limits<float>::infinity();
+      }
+    }
+    if (!any) return kNoToken;
+  }
+
   if (config_.temperature <= 0.0f) {
     int32_t best = 0;
     for (int32_t i = 1; i < n_vocab_; ++i) {

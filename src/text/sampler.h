@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "core/rng.h"
@@ -23,13 +24,20 @@ struct SamplerConfig {
   float frequency_penalty = 0.0f;
   float presence_penalty = 0.0f;
   uint64_t seed = 0xC0407;
+  // Constrained decoding (text/output_constraint.h): when set, only ids it allows can be
+  // picked; it is asked about every id of the vocabulary, after the penalties.
+  std::function<bool(int32_t)> allow;
 };
+
+// What sample() returns when `allow` allows no token at all.
+inline constexpr int32_t kNoToken = -1;
 
 class Sampler {
  public:
   Sampler(SamplerConfig config, int32_t n_vocab);
 
-  // Chooses a token from logits[0..n_vocab); logits may be modified.
+  // Chooses a token from logits[0..n_vocab); logits may be modified. kNoToken when
+  // config.allow refuses every id.
   int32_t sample(float* logits);
   // Records a token (prompt or generated) for the penalties; keeps the last repeat_last_n
   // (none when repeat_last_n <= 0). Ids outside [0, n_vocab) are ignored.

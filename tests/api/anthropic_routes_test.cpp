@@ -139,7 +139,7 @@ TEST_F(AnthropicTest, ErrorsAreAnthropicShaped) {
           {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}]})",
        400, "invalid_request_error"},
       {kPath, R"({"model":"fake-model","max_tokens":5,"messages":[{"role":"user","content":"x"}],
-          "tools":[{"name":"f","input_schema":{}}]})",
+          "tools":[{"type":"web_search_20250305","name":"web_search"}]})",
        400, "invalid_request_error"},
       {kPath, R"({"model":"fake-model","max_tokens":5,"messages":[{"role":"user","content":"x"}],
           "temperature":1.5})",

@@ -166,7 +166,7 @@ TEST_F(OllamaTest, ErrorsAreOllamaShaped) {
       {"/api/chat", R"({"messages":[]})", 400},
       {"/api/chat", R"({"model":"fake-model","messages":"x"})", 400},
       {"/api/chat", R"({"model":"fake-model","messages":[{"role":"user","content":"x"}],
-          "format":"json"})",
+          "format":{"type":"object"}})",
        400},
       {"/api/chat", R"({"model":"fake-model","messages":[{"role":"user","content":"x",
           "images":["AA"]}]})",

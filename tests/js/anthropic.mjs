@@ -60,9 +60,38 @@ await steps([
     await assert.rejects(client.messages.create({ ...request, model: 'claude-nope' }),
       (e) => e instanceof Anthropic.NotFoundError && e.status === 404);
   }],
-  ['tools -> BadRequestError', async () => {
+  ['tool_use round trip (tool_choice tool, then tool_result)', async () => {
+    const tools = [{ name: 'get_time', description: 'The time now', input_schema: { type: 'object', properties: {} } }];
+    const m = await client.messages.create({ ...request, max_tokens: 64, tools, tool_choice: { type: 'tool', name: 'get_time' } });
+    assert.equal(m.stop_reason, 'tool_use');
+    const use = m.content.find((b) => b.type === 'tool_use');
+    assert.ok(use, JSON.stringify(m.content));
+    assert.ok(use.id.startsWith('toolu_'), use.id);
+    assert.equal(use.name, 'get_time');
+    assert.deepEqual(use.input, {});
+    const back = await client.messages.create({
+      ...request, tools,
+      messages: [...request.messages, { role: 'assistant', content: m.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '12:00' }] }],
+    });
+    assert.equal(back.content[0].type, 'text');
+    assert.ok(['end_turn', 'max_tokens'].includes(back.stop_reason), back.stop_reason);
+  }],
+  ['tool_use streamed (tool_choice any)', async () => {
+    const stream = client.messages.stream({
+      ...request, max_tokens: 64, tool_choice: { type: 'any' },
+      tools: [{ name: 'get_time', input_schema: { type: 'object', properties: {} } }],
+    });
+    const final = await stream.finalMessage();
+    assert.equal(final.stop_reason, 'tool_use');
+    const use = final.content.find((b) => b.type === 'tool_use');
+    assert.ok(use, JSON.stringify(final.content));
+    assert.equal(use.name, 'get_time');
+    assert.deepEqual(use.input, {});
+  }],
+  ['server tools -> BadRequestError', async () => {
     await assert.rejects(client.messages.create({
-      ...request, tools: [{ name: 'f', input_schema: { type: 'object' } }],
+      ...request, tools: [{ type: 'web_search_20250305', name: 'web_search' }],
     }), (e) => e instanceof Anthropic.BadRequestError);
   }],
 ]);

@@ -55,6 +55,17 @@ await steps([
     }
     assert.equal(text, r.response);
   }],
+  ['chat with tools and a tool result in the history', async () => {
+    const r = await ollama.chat({
+      model, options, stream: false,
+      tools: [{ type: 'function', function: { name: 'get_time', description: 'The time now', parameters: { type: 'object', properties: {} } } }],
+      messages: [...messages,
+        { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_time', arguments: {} } }] },
+        { role: 'tool', content: '12:00', tool_name: 'get_time' }],
+    });
+    assert.equal(r.done, true);
+    assert.equal(typeof r.message.content, 'string');
+  }],
   ['unknown model -> ResponseError 404', async () => {
     await assert.rejects(ollama.chat({ model: 'llama3', messages, stream: false }),
       (e) => e.name === 'ResponseError' && e.status_code === 404);

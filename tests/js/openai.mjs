@@ -79,6 +79,57 @@ await steps([
     assert.equal(text, r.choices[0].text);
     assert.equal(finish, r.choices[0].finish_reason);
   }],
+  ['tool call round trip (named tool, then the result back)', async () => {
+    const tools = [
+      { type: 'function', function: { name: 'get_time', description: 'The time now', parameters: { type: 'object', properties: {} } } },
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
+    const ask = [{ role: 'user', content: 'What time is it?' }];
+    const c = await client.chat.completions.create({
+      model, messages: ask, tools, temperature: 0, max_tokens: 48,
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
+    const choice = c.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls');
+    const call = choice.message.tool_calls?.[0];
+    assert.ok(call, JSON.stringify(choice.message));
+    assert.ok(call.id.startsWith('call_'), call.id);
+    assert.equal(call.type, 'function');
+    assert.equal(call.function.name, 'get_time');
+    assert.deepEqual(JSON.parse(call.function.arguments), {});
+    const back = await client.chat.completions.create({
+      model, tools, temperature: 0, max_tokens: 8,
+      messages: [...ask, choice.message, { role: 'tool', tool_call_id: call.id, content: '12:00' }],
+    });
+    assert.ok(['stop', 'length'].includes(back.choices[0].finish_reason));
+    assert.equal(typeof back.choices[0].message.content, 'string');
+  }],
+  ['tool call streamed (tool_choice required)', async () => {
+    const stream = await client.chat.completions.create({
+      model, messages, temperature: 0, max_tokens: 48, stream: true, tool_choice: 'required',
+      tools: [{ type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } }],
+    });
+    let name = '', args = '', finish = null, index = null;
+    for await (const chunk of stream) {
+      const ch = chunk.choices[0];
+      if (!ch) continue;
+      for (const tc of ch.delta?.tool_calls ?? []) {
+        index = tc.index;
+        name += tc.function?.name ?? '';
+        args += tc.function?.arguments ?? '';
+      }
+      if (ch.finish_reason) finish = ch.finish_reason;
+    }
+    assert.equal(index, 0);
+    assert.equal(name, 'get_time');
+    assert.deepEqual(JSON.parse(args), {});
+    assert.equal(finish, 'tool_calls');
+  }],
+  ['tools on /v1/completions -> BadRequestError', async () => {
+    await assert.rejects(
+      client.completions.create({ model, prompt: 'x', tools: [{ type: 'function', function: { name: 'f' } }] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools');
+  }],
   ['unknown model -> NotFoundError model_not_found', async () => {
     await assert.rejects(
       client.chat.completions.create({ model: 'no-such-model', messages }),
