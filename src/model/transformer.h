@@ -66,8 +66,8 @@ class Transformer {
   // linear layer multiplies all their rows at once, attention reads each row's own cache.
   // io's rows are the sequences' tokens concatenated in order (at most max_batch() in all);
   // the logits are, per sequence in order, its last row's (every row's when all_logits).
-  // Each sequence gets the numbers forward() would give it alone, up to the matmul's
-  // rounding (a type's gemm may round differently from one row's vec_dot).
+  // Each sequence gets the bits forward() would give it alone (kernels::matmul's result for
+  // a row does not depend on the other rows).
   Status forward_batch(std::span<const BatchSeq> seqs, const ForwardIo& io);
 
  private:

@@ -1,11 +1,10 @@
 // Transformer::forward_batch: several sequences at different positions in one forward give
-// each the logits it gets alone through forward(), on the trained stories260K and on
-// synthetic models of each quantized type (whose batched kernels may round differently,
-// hence a tolerance), and it rejects malformed batches with a clear error.
+// each exactly the logits it gets alone through forward(), on the trained stories260K and on
+// synthetic models of each quantized type, and it rejects malformed batches with a clear
+// error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "comm/communicator.h"
 #include "format/gguf.h"
@@ -98,17 +97,6 @@ std::vector<float> run(Model& m, const std::vector<Seq>& seqs, bool batched, boo
   return out;
 }
 
-// max |a - b| / max |b|.
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-    mag = std::max(mag, static_cast<double>(std::fabs(b[i])));
-  }
-  return mag > 0 ? diff / mag : diff;
-}
-
 // Decode steps at different positions, a prefill chunk from position 0 riding along, and a
 // multi-token step in the middle of a sequence.
 std::vector<Seq> mixed(int64_t n_vocab) {
@@ -120,20 +108,21 @@ std::vector<Seq> mixed(int64_t n_vocab) {
   };
 }
 
-void expect_batched_matches_alone(Model& m, double tolerance) {
+void expect_batched_matches_alone(Model& m) {
   for (bool all_logits : {false, true}) {
     SCOPED_TRACE(all_logits ? "every row's logits" : "last rows' logits");
     const std::vector<Seq> seqs = mixed(m.n_vocab());
     const std::vector<float> alone = run(m, seqs, false, all_logits);
     const std::vector<float> together = run(m, seqs, true, all_logits);
-    EXPECT_LE(max_rel_diff(together, alone), tolerance);
+    ASSERT_EQ(together.size(), alone.size());
+    EXPECT_TRUE(together == alone);  // the same bits (a mismatch would print 100k floats)
   }
 }
 
 TEST(BatchedForwardTest, Stories260KSequencesMatchEachAlone) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   Model m(testing::kSharedData + "/models/stories260K.gguf");
-  expect_batched_matches_alone(m, 1e-6);
+  expect_batched_matches_alone(m);
 }
 
 TEST(BatchedForwardTest, QuantizedSequencesMatchEachAlone) {
@@ -151,7 +140,7 @@ TEST(BatchedForwardTest, QuantizedSequencesMatchEachAlone) {
     Status w = model::write_synthetic_model(c, path);
     ASSERT_TRUE(w.is_ok()) << w.message();
     Model m(path);
-    expect_batched_matches_alone(m, 1e-4);
+    expect_batched_matches_alone(m);
   }
 }
 
