@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Aggregate decode throughput and time to first token of `cohort serve` with N concurrent
 streaming /v1/completions requests (greedy, fixed max_tokens), against a server already
-running. Prints one line per level: the median over RUNS runs of the aggregate tok/s
-(completion tokens of all requests / wall time from the first send to the last byte) and
-the median time to first token over every request of those runs.
+running. Each run goes through every level in turn (so a noisy machine's changes in load
+fall on all levels alike). Prints one line per level: the median over RUNS runs of the
+aggregate tok/s (completion tokens of all requests / wall time from the first send to the
+last byte), the median time to first token over every request of those runs and, given the
+server's process id, the server's CPU seconds per generated token (user + system).
 
-Usage: bench/concurrent_streams.py PORT [LEVELS (default "1 8")]
+Usage: bench/concurrent_streams.py PORT [LEVELS (default "1 8")] [SERVER_PID]
 Environment: TOKENS (max_tokens per request, 32), RUNS (3).
 
 Serve a model first, e.g. the 1B-shape synthetic Q4_0 model with 2 compute threads:
@@ -65,22 +67,40 @@ def run_level(port, concurrency, tokens):
     return total / wall, [f for f, _ in results if f is not None], total, wall
 
 
+def cpu_seconds(pid):
+    """user + system CPU seconds of a process so far (0 without a pid)."""
+    if not pid:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     port = int(sys.argv[1])
     levels = [int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1 8").split()]
+    pid = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     tokens = int(os.environ.get("TOKENS", "32"))
     runs = int(os.environ.get("RUNS", "3"))
     run_level(port, 1, 4)  # warm up
-    for c in levels:
-        rates, ttfts = [], []
-        for r in range(runs):
+    rates = {c: [] for c in levels}
+    ttfts = {c: [] for c in levels}
+    cpu = {c: [] for c in levels}
+    for r in range(runs):
+        for c in levels:
+            cpu0 = cpu_seconds(pid)
             rate, firsts, total, wall = run_level(port, c, tokens)
+            per_token = (cpu_seconds(pid) - cpu0) / max(total, 1)
             print(f"concurrency {c} run {r + 1}: {total} tokens in {wall:.2f} s = {rate:.2f} tok/s,"
-                  f" TTFT median {statistics.median(firsts):.2f} s", flush=True)
-            rates.append(rate)
-            ttfts += firsts
-        print(f"concurrency {c}: median {statistics.median(rates):.2f} tok/s aggregate,"
-              f" TTFT median {statistics.median(ttfts):.2f} s", flush=True)
+                  f" TTFT median {statistics.median(firsts):.2f} s"
+                  + (f", {per_token:.3f} CPU s/token" if pid else ""), flush=True)
+            rates[c].append(rate)
+            ttfts[c] += firsts
+            cpu[c].append(per_token)
+    for c in levels:
+        print(f"concurrency {c}: median {statistics.median(rates[c]):.2f} tok/s aggregate,"
+              f" TTFT median {statistics.median(ttfts[c]):.2f} s"
+              + (f", {statistics.median(cpu[c]):.3f} CPU s/token" if pid else ""), flush=True)
 
 
 if __name__ == "__main__":
