@@ -146,6 +146,12 @@ Status ClusterRank::check_batch(std::span<const StepEntry> entries) {
   for (size_t e = 0; e < entries.size(); ++e) {
     const StepEntry& x = entries[e];
     COHORT_RETURN_IF_ERROR(check_request(x.slot, x.n));
+    for (size_t j = 0; j < e; ++j) {
+      if (entries[j].slot == x.slot) {
+        return Status::invalid_argument("cluster: slot " + std::to_string(x.slot) +
+                                        " twice in one batch");
+      }
+    }
     if (x.n > model_.max_batch() - rows) {
       return Status::invalid_argument("cluster: a batch of more than " +
                                       std::to_string(model_.max_batch()) + " tokens");
@@ -303,11 +309,11 @@ Status ClusterRank::serve(int64_t timeout_ms) {
     // Idle workers wait as long as the caller allows for the next step.
     COHORT_RETURN_IF_ERROR(world_.broadcast(&h, sizeof(h), 0, timeout_ms));
     if (h.op == kOpStop) return Status::ok();
-    const int64_t max_slot = h.op == kOpBatch ? static_cast<int64_t>(slots_.size()) + 1
-                                              : static_cast<int64_t>(slots_.size());
-    if ((h.op != kOpStep && h.op != kOpBatch) || h.all_logits > 1 || h.n_tokens < 1 ||
-        h.n_tokens > model_.max_batch() || h.slot < (h.op == kOpBatch ? 1 : 0) ||
-        h.slot >= max_slot) {
+    const int64_t n_slots = static_cast<int64_t>(slots_.size());
+    const bool rows_ok = h.n_tokens >= 1 && h.n_tokens <= model_.max_batch();
+    const bool step_ok = h.op == kOpStep && h.all_logits <= 1 && h.slot >= 0 && h.slot < n_slots;
+    const bool batch_ok = h.op == kOpBatch && h.all_logits == 0 && h.slot >= 1 && h.slot <= n_slots;
+    if (!rows_ok || !(step_ok || batch_ok)) {
       return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad step header");
     }
     if (h.op == kOpBatch) {

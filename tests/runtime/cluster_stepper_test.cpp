@@ -155,8 +155,15 @@ TEST_P(ClusterStepperTest, BatchedStepsMatchSingleStepsOnOneNode) {
                 [&](runtime::Stepper& s) { ASSERT_TRUE(run_rounds(s, false, &want).is_ok()); });
   const auto [mode, n_nodes] = GetParam();
   const cluster::Plan plan = make_plan(*f, mode, n_nodes);
-  Status st = testing::run_in_process_cluster(
-      *f, plan, 3, [&](runtime::Stepper& s) { return run_rounds(s, true, &got); });
+  Status st = testing::run_in_process_cluster(*f, plan, 3, [&](runtime::Stepper& s) {
+    // A malformed batch is refused on the head, before anything reaches the workers.
+    const int32_t t = 1;
+    const std::vector<runtime::StepEntry> twice = {{0, &t, 1, 0}, {0, &t, 1, 1}};
+    EXPECT_EQ(s.submit_batch(twice).code(), StatusCode::kInvalidArgument);
+    const std::vector<runtime::StepEntry> no_slot = {{3, &t, 1, 0}};
+    EXPECT_EQ(s.submit_batch(no_slot).code(), StatusCode::kInvalidArgument);
+    return run_rounds(s, true, &got);
+  });
   ASSERT_TRUE(st.is_ok()) << st.message();
   ASSERT_EQ(got.size(), want.size());
   double diff = 0, mag = 0;
