@@ -227,6 +227,11 @@ Status ClusterRank::submit(int64_t slot, const int32_t* tokens, int64_t n, int64
 }
 
 Status ClusterRank::submit_batch(std::span<const StepEntry> entries) {
+  // One entry goes as a plain step: no entry list on the wire.
+  if (entries.size() == 1) {
+    const StepEntry& e = entries[0];
+    return submit(e.slot, e.tokens, e.n, e.pos0, false);
+  }
   COHORT_RETURN_IF_ERROR(check_batch(entries));
   const int64_t n_entries = static_cast<int64_t>(entries.size());
   int64_t rows = 0;
@@ -285,6 +290,10 @@ Status ClusterRank::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t
 }
 
 Status ClusterRank::step_batch(std::span<const StepEntry> entries, float* logits) {
+  if (entries.size() == 1) {
+    const StepEntry& e = entries[0];
+    return step(e.slot, e.tokens, e.n, e.pos0, false, logits);
+  }
   COHORT_RETURN_IF_ERROR(check_batch(entries));
   int64_t rows = 0;
   for (const StepEntry& e : entries) rows += e.n;
