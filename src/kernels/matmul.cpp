@@ -49,9 +49,9 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
     });
   }
 
-  // Several tokens: the batched kernel, each thread on its share of the rows for every
-  // token (it tiles rows and tokens itself).
-  if (n_tokens > 1 && ops.gemm != nullptr) {
+  // The batched kernel, each thread on its share of the rows for every token (it tiles rows
+  // and tokens itself); for one token too, so that batching never changes a token's bits.
+  if (ops.gemm != nullptr) {
     GemmArgs g;
     g.n = w.cols;
     g.w = w.data;

@@ -30,9 +30,11 @@ struct WeightMatrix {
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens);
 
 // y[t * w.rows + r] = sum_c w[r][c] * x[t * x_stride + c], for t < n_tokens, r < w.rows.
-// workspace holds matmul_workspace_bytes() bytes. Runs on every thread of pool. One token
-// takes vec_dot per row; several take the type's gemm where it has one (each result then
-// has gemm's bits, which do not depend on the number of threads), else vec_dot per pair.
+// workspace holds matmul_workspace_bytes() bytes. Runs on every thread of pool. Takes the
+// type's gemm where it has one, for any number of tokens (one token included), else vec_dot
+// per pair. gemm's result for a (row, token) depends on nothing else, so a token gets the
+// same bits alone or in any batch (batched serving gives each request what it gets alone),
+// and with any number of threads; for one token gemm is as fast as vec_dot (memory-bound).
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t x_stride, int64_t n_tokens, float* y, void* workspace);
 

@@ -47,6 +47,8 @@ void Transformer::allocate_scratch() {
   gate_.assign(B * n_ffn_, 0.f);
   up_.assign(B * n_ffn_, 0.f);
   cos_.assign(B * hp_.n_rot / 2, 0.f);
+  row_kv_.assign(B, nullptr);
+  row_pos_.assign(B, 0);
   sin_.assign(B * hp_.n_rot / 2, 0.f);
 
   // Rotary frequencies: theta_i = pos * base^(-2i / n_rot) / factor_i, in float as
@@ -80,20 +82,55 @@ void Transformer::linear(const kernels::WeightMatrix& w, const float* x, int64_t
   kernels::matmul(kt_, pool_, w, x, w.cols, n_tokens, y, workspace_.data());
 }
 
-void Transformer::rope_tables(int64_t n_tokens, int64_t pos0) {
-  const int64_t half = hp_.n_rot / 2;
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const float pos = static_cast<float>(pos0 + t);
-    for (int64_t i = 0; i < half; ++i) {
-      const float theta = pos * inv_freq_[i];
-      cos_[t * half + i] = std::cos(theta);
-      sin_[t * half + i] = std::sin(theta);
+Status Transformer::check_batch(std::span<const BatchSeq> seqs) const {
+  int64_t rows = 0;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    if (seqs[i].kv == nullptr || seqs[i].n_tokens < 1) {
+      return Status::invalid_argument("model: batch entry " + std::to_string(i) +
+                                      " has no cache or no tokens");
+    }
+    rows += seqs[i].n_tokens;
+  }
+  if (rows < 1 || rows > max_batch_) {
+    return Status::invalid_argument("model: batch of " + std::to_string(rows) + " tokens (1.." +
+                                    std::to_string(max_batch_) + " allowed)");
+  }
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const BatchSeq& s = seqs[i];
+    if (s.pos0 < 0 || s.pos0 + s.n_tokens > s.kv->n_ctx()) {
+      return Status::out_of_range("model: positions " + std::to_string(s.pos0) + ".." +
+                                  std::to_string(s.pos0 + s.n_tokens - 1) +
+                                  " exceed the context of " + std::to_string(s.kv->n_ctx()));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (seqs[j].kv == s.kv) {
+        return Status::invalid_argument("model: batch entries " + std::to_string(j) + " and " +
+                                        std::to_string(i) + " share one cache");
+      }
     }
   }
+  return Status::ok();
 }
 
-Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens,
-                                    int64_t pos0, KvCache& kv) {
+int64_t Transformer::layout_rows(std::span<const BatchSeq> seqs) {
+  const int64_t half = hp_.n_rot / 2;
+  int64_t t = 0;
+  for (const BatchSeq& s : seqs) {
+    for (int64_t i = 0; i < s.n_tokens; ++i, ++t) {
+      row_kv_[t] = s.kv;
+      row_pos_[t] = s.pos0 + i;
+      const float pos = static_cast<float>(s.pos0 + i);
+      for (int64_t j = 0; j < half; ++j) {
+        const float theta = pos * inv_freq_[j];
+        cos_[t * half + j] = std::cos(theta);
+        sin_[t * half + j] = std::sin(theta);
+      }
+    }
+  }
+  return t;
+}
+
+Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens) {
   const int64_t dim = hp_.dim, hd = hp_.head_dim, half = hp_.n_rot / 2;
   const int64_t n_heads = shard_.n_heads();
   const int64_t n_kv_heads = n_kv_ / hd;
@@ -120,29 +157,33 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     }
     kt_.rope(q, n_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
     kt_.rope(k, n_kv_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
-    kv.store(layer, pos0 + t, k, v);
+    row_kv_[t]->store(layer, row_pos_[t], k, v);
   }
 
   // Heads of this shard that share a KV head are passed together when the shard's head
   // range is aligned to the GQA groups (always, on one node); otherwise one at a time.
   const int64_t group = hp_.n_heads / hp_.n_kv_heads;
   const int64_t kv_begin = shard_.kv_head_begin(hp_);
-  const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
   const int64_t n_items = n_tokens * n_heads;
+  const int64_t scratch_per_thread = static_cast<int64_t>(attn_scratch_.size()) / pool_.size();
+  int64_t n_kv_rows = 0;  // cached positions the rows read, all together
+  for (int64_t t = 0; t < n_tokens; ++t) n_kv_rows += row_pos_[t] + 1;
   // Work: two passes over the cached keys and values of every (token, head) item.
-  pool_.run_sized(2 * n_items * (pos0 + n_tokens) * hd, [&](int ith, int nth) {
+  pool_.run_sized(2 * n_heads * n_kv_rows * hd, [&](int ith, int nth) {
     int64_t i0, i1;
     ThreadPool::split(n_items, ith, nth, &i0, &i1);
-    float* scratch = &attn_scratch_[static_cast<size_t>(ith) * kv.n_ctx()];
+    float* scratch = &attn_scratch_[static_cast<size_t>(ith * scratch_per_thread)];
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t t = item / n_heads, h = item % n_heads;
       const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
+      KvCache& kv = *row_kv_[t];
+      const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
       kernels::AttentionArgs a;
       a.q = &q_[t * n_q_ + h * hd];
       a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * hd * elem;
       a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * hd * elem;
       a.kv_type = kv.type();
-      a.n_kv = pos0 + t + 1;
+      a.n_kv = row_pos_[t] + 1;
       a.n_heads = 1;
       a.n_kv_heads = 1;
       a.head_dim = hd;
@@ -174,20 +215,20 @@ Status Transformer::ffn_block(const LayerWeights& L, int64_t n_tokens) {
 }
 
 Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io) {
+  const BatchSeq one{&kv, pos0, n_tokens};
+  return forward_batch(std::span<const BatchSeq>(&one, 1), io);
+}
+
+Status Transformer::forward_batch(std::span<const BatchSeq> seqs, const ForwardIo& io) {
   const int64_t dim = hp_.dim;
-  if (n_tokens < 1 || n_tokens > max_batch_) {
-    return Status::invalid_argument("model: batch of " + std::to_string(n_tokens) + " tokens (1.." +
-                                    std::to_string(max_batch_) + " allowed)");
-  }
-  if (pos0 < 0 || pos0 + n_tokens > kv.n_ctx()) {
-    return Status::out_of_range("model: positions " + std::to_string(pos0) + ".." +
-                                std::to_string(pos0 + n_tokens - 1) + " exceed the context of " +
-                                std::to_string(kv.n_ctx()));
-  }
-  if (attn_scratch_.size() < static_cast<size_t>(pool_.size()) * kv.n_ctx()) {
-    attn_scratch_.assign(static_cast<size_t>(pool_.size()) * kv.n_ctx(),
+  COHORT_RETURN_IF_ERROR(check_batch(seqs));
+  int64_t max_ctx = 0;
+  for (const BatchSeq& s : seqs) max_ctx = std::max(max_ctx, s.kv->n_ctx());
+  if (attn_scratch_.size() < static_cast<size_t>(pool_.size() * max_ctx)) {
+    attn_scratch_.assign(static_cast<size_t>(pool_.size() * max_ctx),
                          0.f);  // once per context size
   }
+  const int64_t n_tokens = layout_rows(seqs);
 
   if (shard_.embeds) {
     const kernels::TypeOps& ops = kt_.types[static_cast<uint32_t>(w_.token_embd.type)];
@@ -205,10 +246,9 @@ Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const F
     std::copy(io.hidden_in, io.hidden_in + n_tokens * dim, x_.begin());
   }
 
-  rope_tables(n_tokens, pos0);
   for (int64_t l = 0; l < shard_.n_layers(); ++l) {
     const LayerWeights& L = w_.layers[l];
-    COHORT_RETURN_IF_ERROR(attention_block(L, l, n_tokens, pos0, kv));
+    COHORT_RETURN_IF_ERROR(attention_block(L, l, n_tokens));
     COHORT_RETURN_IF_ERROR(ffn_block(L, n_tokens));
   }
 
@@ -216,10 +256,13 @@ Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const F
     std::copy(x_.begin(), x_.begin() + n_tokens * dim, io.hidden_out);
     return Status::ok();
   }
-  const int64_t first = io.all_logits ? 0 : n_tokens - 1;
-  const int64_t n_out = n_tokens - first;
-  for (int64_t t = first; t < n_tokens; ++t) {
-    kt_.rmsnorm(&x_[t * dim], w_.output_norm.data(), &xn_[(t - first) * dim], dim, hp_.rms_eps);
+  // The rows whose logits are wanted, normed into consecutive rows of xn_.
+  int64_t n_out = 0, row = 0;
+  for (const BatchSeq& s : seqs) {
+    row += s.n_tokens;
+    for (int64_t t = io.all_logits ? row - s.n_tokens : row - 1; t < row; ++t, ++n_out) {
+      kt_.rmsnorm(&x_[t * dim], w_.output_norm.data(), &xn_[n_out * dim], dim, hp_.rms_eps);
+    }
   }
   linear(w_.output, xn_.data(), n_out, io.logits);
   return Status::ok();

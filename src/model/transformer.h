@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -33,6 +34,14 @@ struct ForwardIo {
   bool all_logits = false;           // logits of every token, or only of the last
 };
 
+// One sequence's share of a batched forward: n_tokens >= 1 tokens at positions
+// pos0 .. pos0 + n_tokens - 1 of its own cache.
+struct BatchSeq {
+  KvCache* kv = nullptr;
+  int64_t pos0 = 0;
+  int64_t n_tokens = 1;
+};
+
 class Transformer {
  public:
   // max_batch: the most tokens one forward() call may carry (prefill chunk size).
@@ -53,13 +62,22 @@ class Transformer {
   // in kv). Token ids and positions are checked; errors from the communicator pass through.
   Status forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io);
 
+  // Runs several sequences (each on its own cache; no cache twice) as one forward: every
+  // linear layer multiplies all their rows at once, attention reads each row's own cache.
+  // io's rows are the sequences' tokens concatenated in order (at most max_batch() in all);
+  // the logits are, per sequence in order, its last row's (every row's when all_logits).
+  // Each sequence gets the bits forward() would give it alone (kernels::matmul's result for
+  // a row does not depend on the other rows).
+  Status forward_batch(std::span<const BatchSeq> seqs, const ForwardIo& io);
+
  private:
   Transformer(HParams hp, ShardSpec shard, Weights w, comm::Communicator& comm, ThreadPool& pool,
               const kernels::KernelTable& kt, int64_t max_batch);
   void allocate_scratch();
-  void rope_tables(int64_t n_tokens, int64_t pos0);
-  Status attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens, int64_t pos0,
-                         KvCache& kv);
+  Status check_batch(std::span<const BatchSeq> seqs) const;
+  // Fills row_kv_ / row_pos_ and the rotary tables for the rows of seqs; returns the rows.
+  int64_t layout_rows(std::span<const BatchSeq> seqs);
+  Status attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
   Status ffn_block(const LayerWeights& L, int64_t n_tokens);
   void linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
 
@@ -77,6 +95,9 @@ class Transformer {
   std::vector<float> x_, xn_, q_, k_, v_, att_, o_, gate_, up_;
   std::vector<float> cos_, sin_, inv_freq_, attn_scratch_;
   std::vector<uint8_t> workspace_;
+  // Per row of the current forward: its sequence's cache and its position.
+  std::vector<KvCache*> row_kv_;
+  std::vector<int64_t> row_pos_;
 };
 
 }  // namespace cohort::model

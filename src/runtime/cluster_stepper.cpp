@@ -9,18 +9,22 @@
 namespace cohort::runtime {
 
 // Fixed-size, explicitly laid out (little-endian hosts only: every node runs this build).
+// A batched step (op 3) carries all its rows in n_tokens and its entry count in slot; an
+// array of n_entries (slot, n, pos0) triples follows the header, then the tokens.
 struct ClusterRank::Header {
-  uint32_t op;  // 1 = step, 2 = stop
+  uint32_t op;  // 1 = step, 2 = stop, 3 = batched step
   uint32_t all_logits;
   int64_t n_tokens;
   int64_t pos0;
-  int64_t slot;
+  int64_t slot;  // op 3: the number of entries
 };
 static_assert(sizeof(int64_t) == 8);
 
 namespace {
 constexpr uint32_t kOpStep = 1;
 constexpr uint32_t kOpStop = 2;
+constexpr uint32_t kOpBatch = 3;
+constexpr int64_t kEntryWords = 3;  // slot, n, pos0 per entry of a batched step
 // Framing a transport adds per message, rounded up (tcp frames 12 bytes, shm 8).
 constexpr int64_t kMessageOverheadBytes = 64;
 }  // namespace
@@ -55,9 +59,11 @@ constexpr int64_t kMessageOverheadBytes = 64;
 // every rank reads it without waiting on the head. So the head waits only to receive logits
 // (in order, so the last leader's logits sends drain) or in its own stage's all-reduces with
 // ranks on the same step, and no cycle can form.
-int64_t ClusterRank::wire_bytes(int64_t n_tokens) const {
+int64_t ClusterRank::wire_bytes(int64_t n_tokens, int64_t n_entries) const {
   const int64_t hidden = plan_.n_stages() > 1 ? n_tokens * model_.hparams().dim * 4 : 0;
-  return 3 * kMessageOverheadBytes + static_cast<int64_t>(sizeof(Header)) + n_tokens * 4 + hidden;
+  const int64_t entries = n_entries > 0 ? kMessageOverheadBytes + n_entries * kEntryWords * 8 : 0;
+  return 3 * kMessageOverheadBytes + static_cast<int64_t>(sizeof(Header)) + n_tokens * 4 + hidden +
+         entries;
 }
 
 ClusterRank::ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator& world,
@@ -72,6 +78,8 @@ ClusterRank::ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator
   COHORT_CHECK(!slots_.empty());
   const int64_t B = model_.max_batch();
   tokens_.resize(B);
+  entries_.resize(slots_.size() * kEntryWords);
+  seqs_.reserve(slots_.size());
   hidden_.resize(B * model_.hparams().dim);
   logits_.resize(B * model_.hparams().n_vocab);
 }
@@ -80,7 +88,7 @@ Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* log
   const cluster::RankPlan& me = plan_.ranks[rank_];
   const auto& stages = plan_.stage_ranks;
   const int64_t n = h.n_tokens, dim = model_.hparams().dim, V = model_.hparams().n_vocab;
-  const int64_t n_logits = h.all_logits ? n : 1;
+  const int64_t n_logits = h.op == kOpBatch ? h.slot : (h.all_logits ? n : 1);
   const bool leader = stages[me.stage][0] == rank_;
 
   model::ForwardIo io;
@@ -94,7 +102,16 @@ Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* log
   if (!me.shard.outputs) io.hidden_out = hidden_.data();
   float* out_logits = logits ? logits : logits_.data();
   if (me.shard.outputs) io.logits = out_logits;
-  COHORT_RETURN_IF_ERROR(model_.forward(n, h.pos0, slots_[static_cast<size_t>(h.slot)], io));
+  seqs_.clear();
+  if (h.op == kOpBatch) {
+    for (int64_t e = 0; e < h.slot; ++e) {
+      const int64_t* w = &entries_[static_cast<size_t>(e * kEntryWords)];
+      seqs_.push_back({&slots_[static_cast<size_t>(w[0])], w[2], w[1]});
+    }
+  } else {
+    seqs_.push_back({&slots_[static_cast<size_t>(h.slot)], h.pos0, n});
+  }
+  COHORT_RETURN_IF_ERROR(model_.forward_batch(seqs_, io));
 
   if (!me.shard.outputs && leader) {
     for (int r : stages[me.stage + 1]) {
@@ -119,10 +136,60 @@ Status ClusterRank::check_request(int64_t slot, int64_t n) const {
   return Status::ok();
 }
 
+Status ClusterRank::check_batch(std::span<const StepEntry> entries) {
+  if (rank_ != 0) return Status::internal("cluster: steps are driven by rank 0");
+  if (entries.empty() || entries.size() > slots_.size()) {
+    return Status::invalid_argument("cluster: a batch of " + std::to_string(entries.size()) +
+                                    " entries");
+  }
+  int64_t rows = 0;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const StepEntry& x = entries[e];
+    COHORT_RETURN_IF_ERROR(check_request(x.slot, x.n));
+    for (size_t j = 0; j < e; ++j) {
+      if (entries[j].slot == x.slot) {
+        return Status::invalid_argument("cluster: slot " + std::to_string(x.slot) +
+                                        " twice in one batch");
+      }
+    }
+    if (x.n > model_.max_batch() - rows) {
+      return Status::invalid_argument("cluster: a batch of more than " +
+                                      std::to_string(model_.max_batch()) + " tokens");
+    }
+    std::copy(x.tokens, x.tokens + x.n, tokens_.begin() + rows);
+    rows += x.n;
+    int64_t* w = &entries_[e * kEntryWords];
+    w[0] = x.slot;
+    w[1] = x.n;
+    w[2] = x.pos0;
+  }
+  return Status::ok();
+}
+
+Status ClusterRank::check_entries(const Header& h) const {
+  int64_t rows = 0;
+  for (int64_t e = 0; e < h.slot; ++e) {
+    const int64_t* w = &entries_[static_cast<size_t>(e * kEntryWords)];
+    if (w[0] < 0 || w[0] >= static_cast<int64_t>(slots_.size()) || w[1] < 1 ||
+        w[1] > h.n_tokens - rows) {
+      return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad batched step");
+    }
+    rows += w[1];
+  }
+  if (rows != h.n_tokens) {
+    return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad batched step");
+  }
+  return Status::ok();
+}
+
 Status ClusterRank::start(const Header& h, const int32_t* tokens, float* logits) {
   Header wire = h;
   COHORT_RETURN_IF_ERROR(world_.broadcast(&wire, sizeof(wire), 0, timeout_ms_));
-  std::memcpy(tokens_.data(), tokens, h.n_tokens * sizeof(int32_t));
+  if (h.op == kOpBatch) {
+    COHORT_RETURN_IF_ERROR(
+        world_.broadcast(entries_.data(), h.slot * kEntryWords * 8, 0, timeout_ms_));
+  }
+  if (tokens != tokens_.data()) std::memcpy(tokens_.data(), tokens, h.n_tokens * sizeof(int32_t));
   COHORT_RETURN_IF_ERROR(
       world_.broadcast(tokens_.data(), h.n_tokens * sizeof(int32_t), 0, timeout_ms_));
   return run_stage(h, tokens_.data(), logits);
@@ -155,7 +222,27 @@ Status ClusterRank::submit(int64_t slot, const int32_t* tokens, int64_t n, int64
   COHORT_RETURN_IF_ERROR(check_request(slot, n));
   InFlight f;
   f.n_logits = all_logits ? n : 1;
-  f.wire_bytes = wire_bytes(n);
+  f.wire_bytes = wire_bytes(n, 0);
+  return submit_header(Header{kOpStep, all_logits ? 1u : 0u, n, pos0, slot}, tokens, std::move(f));
+}
+
+Status ClusterRank::submit_batch(std::span<const StepEntry> entries) {
+  // One entry goes as a plain step: no entry list on the wire.
+  if (entries.size() == 1) {
+    const StepEntry& e = entries[0];
+    return submit(e.slot, e.tokens, e.n, e.pos0, false);
+  }
+  COHORT_RETURN_IF_ERROR(check_batch(entries));
+  const int64_t n_entries = static_cast<int64_t>(entries.size());
+  int64_t rows = 0;
+  for (const StepEntry& e : entries) rows += e.n;
+  InFlight f;
+  f.n_logits = n_entries;
+  f.wire_bytes = wire_bytes(rows, n_entries);
+  return submit_header(Header{kOpBatch, 0, rows, 0, n_entries}, tokens_.data(), std::move(f));
+}
+
+Status ClusterRank::submit_header(const Header& h, const int32_t* tokens, InFlight f) {
   for (;;) {
     int64_t awaiting_bytes = 0, awaiting = 0;
     for (const InFlight& g : in_flight_) {
@@ -172,7 +259,6 @@ Status ClusterRank::submit(int64_t slot, const int32_t* tokens, int64_t n, int64
   // With one stage the head computes the logits itself, now.
   const bool local = plan_.stage_ranks.back()[0] == 0;
   if (local) f.logits.resize(f.n_logits * model_.hparams().n_vocab);
-  Header h{kOpStep, all_logits ? 1u : 0u, n, pos0, slot};
   COHORT_RETURN_IF_ERROR(start(h, tokens, local ? f.logits.data() : nullptr));
   f.received = local;
   in_flight_.push_back(std::move(f));
@@ -203,6 +289,21 @@ Status ClusterRank::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t
   return Status::ok();
 }
 
+Status ClusterRank::step_batch(std::span<const StepEntry> entries, float* logits) {
+  if (entries.size() == 1) {
+    const StepEntry& e = entries[0];
+    return step(e.slot, e.tokens, e.n, e.pos0, false, logits);
+  }
+  COHORT_RETURN_IF_ERROR(check_batch(entries));
+  int64_t rows = 0;
+  for (const StepEntry& e : entries) rows += e.n;
+  const int64_t n_entries = static_cast<int64_t>(entries.size());
+  while (n_awaiting() > 0) COHORT_RETURN_IF_ERROR(receive_oldest());
+  COHORT_RETURN_IF_ERROR(start(Header{kOpBatch, 0, rows, 0, n_entries}, tokens_.data(), logits));
+  if (plan_.stage_ranks.back()[0] != 0) COHORT_RETURN_IF_ERROR(recv_logits(n_entries, logits));
+  return Status::ok();
+}
+
 Status ClusterRank::stop() {
   // Steps still in flight end normally on the workers before they read the stop.
   while (n_awaiting() > 0) COHORT_RETURN_IF_ERROR(receive_oldest());
@@ -217,9 +318,17 @@ Status ClusterRank::serve(int64_t timeout_ms) {
     // Idle workers wait as long as the caller allows for the next step.
     COHORT_RETURN_IF_ERROR(world_.broadcast(&h, sizeof(h), 0, timeout_ms));
     if (h.op == kOpStop) return Status::ok();
-    if (h.op != kOpStep || h.all_logits > 1 || h.n_tokens < 1 || h.n_tokens > model_.max_batch() ||
-        h.slot < 0 || h.slot >= static_cast<int64_t>(slots_.size())) {
+    const int64_t n_slots = static_cast<int64_t>(slots_.size());
+    const bool rows_ok = h.n_tokens >= 1 && h.n_tokens <= model_.max_batch();
+    const bool step_ok = h.op == kOpStep && h.all_logits <= 1 && h.slot >= 0 && h.slot < n_slots;
+    const bool batch_ok = h.op == kOpBatch && h.all_logits == 0 && h.slot >= 1 && h.slot <= n_slots;
+    if (!rows_ok || !(step_ok || batch_ok)) {
       return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad step header");
+    }
+    if (h.op == kOpBatch) {
+      COHORT_RETURN_IF_ERROR(
+          world_.broadcast(entries_.data(), h.slot * kEntryWords * 8, 0, timeout_ms_));
+      COHORT_RETURN_IF_ERROR(check_entries(h));
     }
     COHORT_RETURN_IF_ERROR(
         world_.broadcast(tokens_.data(), h.n_tokens * sizeof(int32_t), 0, timeout_ms_));

@@ -3,7 +3,8 @@
 // rank runs its shard on the slot's KV cache (tensor-parallel ranks of a stage all-reduce
 // inside the model through their stage group); the leader (tp rank 0) of each pipeline stage
 // sends the hidden states on to every rank of the next stage; the leader of the last stage
-// sends the logits back to rank 0.
+// sends the logits back to rank 0. A batched step carries several slots' tokens (an entry
+// list after the header) and every rank runs them as one forward (Transformer::forward_batch).
 //
 // Per pair of ranks, messages are sent and received in the same program order on both
 // sides, so the world and stage-group traffic never interleave ambiguously.
@@ -50,6 +51,10 @@ class ClusterRank {
   Status submit(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits);
   Status collect(float* logits);
   void abandon() { in_flight_.clear(); }
+  // Batched steps (Stepper's contract): one message carries every entry, each rank runs them
+  // as one forward; collect() then returns the batch's [entries][n_vocab] logits.
+  Status step_batch(std::span<const StepEntry> entries, float* logits);
+  Status submit_batch(std::span<const StepEntry> entries);
   // The number of pipeline stages: enough steps in flight to keep every stage busy.
   int64_t max_in_flight() const { return plan_.n_stages(); }
   // Head side: receives what is still in flight, then tells every rank to leave serve().
@@ -66,12 +71,18 @@ class ClusterRank {
   };
 
   Status check_request(int64_t slot, int64_t n) const;
+  // Head: checks a batch and lays it out in entries_ and tokens_.
+  Status check_batch(std::span<const StepEntry> entries);
+  // Worker: checks the entries a batched step's header announced.
+  Status check_entries(const Header& h) const;
+  // Head: waits for room in the window, then starts the step and records it in flight.
+  Status submit_header(const Header& h, const int32_t* tokens, InFlight f);
   // Broadcasts the header and tokens (head) and runs this rank's stage of the step: receive
   // the hidden states, forward, send hidden states or logits on. logits: where the head puts
   // the logits when it computes them itself (single stage).
   Status start(const Header& h, const int32_t* tokens, float* logits);
   Status run_stage(const Header& h, const int32_t* tokens, float* logits);
-  int64_t wire_bytes(int64_t n_tokens) const;
+  int64_t wire_bytes(int64_t n_tokens, int64_t n_entries) const;
   // Head: receives the logits of the oldest step still awaiting them into its buffer.
   Status receive_oldest();
   Status recv_logits(int64_t n_logits, float* dst);
@@ -85,6 +96,8 @@ class ClusterRank {
   int64_t window_bytes_;
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
   std::vector<int32_t> tokens_;
+  std::vector<int64_t> entries_;       // a batched step's (slot, n, pos0) triples
+  std::vector<model::BatchSeq> seqs_;  // the step's sequences, for forward_batch
   std::vector<float> hidden_, logits_;
   std::deque<InFlight> in_flight_;  // head: oldest first
 };
@@ -110,6 +123,15 @@ class ClusterStepper final : public Stepper {
   }
   Status collect(float* logits) override { return head_.collect(logits); }
   void abandon() override { head_.abandon(); }
+  Status step_batch(std::span<const StepEntry> entries, float* logits) override {
+    return head_.step_batch(entries, logits);
+  }
+  Status submit_batch(std::span<const StepEntry> entries) override {
+    return head_.submit_batch(entries);
+  }
+  Status collect_batch(int64_t /*n_entries*/, float* logits) override {
+    return head_.collect(logits);  // a batch is one step in flight
+  }
 
  private:
   ClusterRank& head_;

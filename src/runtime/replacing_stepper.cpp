@@ -103,6 +103,21 @@ Status ReplacingStepper::collect(float* logits) {
   return note(session_->stepper().collect(logits));
 }
 
+Status ReplacingStepper::step_batch(std::span<const StepEntry> entries, float* logits) {
+  COHORT_RETURN_IF_ERROR(ensure_session());
+  return note(session_->stepper().step_batch(entries, logits));
+}
+
+Status ReplacingStepper::submit_batch(std::span<const StepEntry> entries) {
+  COHORT_RETURN_IF_ERROR(ensure_session());
+  return note(session_->stepper().submit_batch(entries));
+}
+
+Status ReplacingStepper::collect_batch(int64_t n_entries, float* logits) {
+  if (!session_ || broken_) return Status::unavailable("cluster: the placement was lost");
+  return note(session_->stepper().collect_batch(n_entries, logits));
+}
+
 void ReplacingStepper::abandon() {
   if (session_) session_->stepper().abandon();
 }

@@ -45,6 +45,10 @@ class ReplacingStepper final : public Stepper {
                 bool all_logits) override;
   Status collect(float* logits) override;
   void abandon() override;
+  // Forwarded, so a session's native batching is kept.
+  Status step_batch(std::span<const StepEntry> entries, float* logits) override;
+  Status submit_batch(std::span<const StepEntry> entries) override;
+  Status collect_batch(int64_t n_entries, float* logits) override;
 
   // The current placement's report, or why there is none; the number of placements so far.
   std::string status_report() const;

@@ -14,16 +14,33 @@ struct SlotScheduler::Active {
         sampler(p->job.sampling, static_cast<int32_t>(n_vocab)),
         seq(static_cast<int64_t>(p->job.prompt.size()), p->job.n_predict, n_ctx, sampler,
             p->job.on_token, eog) {}
+  const std::vector<int32_t>& prompt() const { return pending->job.prompt; }
   Pending* pending;
   int64_t slot;
   text::Sampler sampler;
   Sequence seq;
+  int64_t prefilled = 0;        // prompt tokens submitted to the slot so far
+  std::vector<int32_t> cached;  // the tokens submitted to the slot, from position 0
 };
 
+namespace {
+
+int64_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  const auto diff = std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin());
+  return diff.first - a.begin();
+}
+
+}  // namespace
+
 SlotScheduler::SlotScheduler(Stepper& stepper, std::function<bool(int32_t)> eog)
-    : stepper_(stepper), eog_(std::move(eog)), logits_(stepper.n_vocab()) {
+    : stepper_(stepper),
+      eog_(std::move(eog)),
+      slot_tokens_(static_cast<size_t>(stepper.n_slots())),
+      logits_(static_cast<size_t>(stepper.n_slots() * stepper.n_vocab())) {
   // Slot 0 first, so a lone request runs where `cohort run` would.
   for (int64_t s = stepper_.n_slots() - 1; s >= 0; --s) free_slots_.push_back(s);
+  entries_.reserve(static_cast<size_t>(stepper_.n_slots()));
+  decode_tokens_.reserve(static_cast<size_t>(stepper_.n_slots()));
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -50,6 +67,7 @@ Status SlotScheduler::run(GenerationJob job) {
 
 void SlotScheduler::finish(Active* a, const Status& s) {
   free_slots_.push_back(a->slot);
+  slot_tokens_[static_cast<size_t>(a->slot)] = std::move(a->cached);
   Pending* p = a->pending;
   auto it = std::find_if(active_.begin(), active_.end(),
                          [a](const std::unique_ptr<Active>& x) { return x.get() == a; });
@@ -59,53 +77,112 @@ void SlotScheduler::finish(Active* a, const Status& s) {
 
 void SlotScheduler::fail_all(const Status& s) {
   stepper_.abandon();
+  prefilling_.clear();
   ready_.clear();
   in_flight_.clear();
   while (!active_.empty()) finish(active_.back().get(), s);
+  for (auto& t : slot_tokens_) t.clear();  // the slots' contents are unspecified now
 }
 
-Status SlotScheduler::turn(const std::vector<Pending*>& admitted) {
-  // Every admitted job becomes active first, so an error below ends each of them.
-  std::vector<Active*> fresh;
-  for (Pending* p : admitted) {
-    const int64_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    active_.push_back(
-        std::make_unique<Active>(p, slot, stepper_.n_vocab(), stepper_.n_ctx(), eog_));
-    if (p->job.n_predict < 1) {
-      finish(active_.back().get(), Status::ok());
-    } else {
-      fresh.push_back(active_.back().get());
+void SlotScheduler::admit(Pending* p) {
+  const std::vector<int32_t>& prompt = p->job.prompt;
+  size_t best = free_slots_.size() - 1;  // ties: the slot that would come first anyway
+  int64_t best_len = -1;
+  for (size_t i = free_slots_.size(); i-- > 0;) {
+    const int64_t len = common_prefix(slot_tokens_[static_cast<size_t>(free_slots_[i])], prompt);
+    if (len > best_len) {
+      best = i;
+      best_len = len;
     }
   }
-  for (Active* a : fresh) {
-    // Prefill runs synchronously; steps of other slots in flight are kept for collect().
-    const std::vector<int32_t>& prompt = a->pending->job.prompt;
-    COHORT_RETURN_IF_ERROR(prefill(stepper_, a->slot, prompt, logits_.data(), nullptr));
-    for (int32_t id : prompt) a->sampler.accept(id);
-    if (a->seq.advance(logits_.data())) {
+  const int64_t slot = free_slots_[best];
+  free_slots_.erase(free_slots_.begin() + static_cast<std::ptrdiff_t>(best));
+  active_.push_back(std::make_unique<Active>(p, slot, stepper_.n_vocab(), stepper_.n_ctx(), eog_));
+  Active* a = active_.back().get();
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  if (n_prompt == 0) {
+    finish(a, Status::invalid_argument("generate: empty prompt"));
+    return;
+  }
+  if (n_prompt > stepper_.n_ctx()) {
+    finish(a, Status::out_of_range("generate: prompt of " + std::to_string(n_prompt) +
+                                   " tokens exceeds the context of " +
+                                   std::to_string(stepper_.n_ctx())));
+    return;
+  }
+  // Keep the shared prefix, but run at least the last prompt token: its logits are needed.
+  a->prefilled = std::min(best_len, n_prompt - 1);
+  a->cached = std::move(slot_tokens_[static_cast<size_t>(slot)]);
+  a->cached.resize(static_cast<size_t>(a->prefilled));
+  if (p->job.n_predict < 1) {
+    finish(a, Status::ok());
+    return;
+  }
+  for (int32_t id : prompt) a->sampler.accept(id);
+  prefilling_.push_back(a);
+}
+
+Status SlotScheduler::submit_batch() {
+  entries_.clear();
+  decode_tokens_.clear();
+  std::vector<Active*> batch;
+  // Spread the decoding slots over the free places of the pipeline.
+  const int64_t places = stepper_.max_in_flight() - static_cast<int64_t>(in_flight_.size());
+  const int64_t ready = static_cast<int64_t>(ready_.size());
+  int64_t rows_left = stepper_.max_batch();
+  int64_t n_decode = std::min((ready + places - 1) / places, rows_left);
+  for (; n_decode > 0; --n_decode, --rows_left) {
+    Active* a = ready_.front();
+    ready_.pop_front();
+    decode_tokens_.push_back(a->seq.next_token());
+    a->cached.push_back(a->seq.next_token());
+    entries_.push_back({a->slot, nullptr, 1, a->seq.feed_pos()});
+    batch.push_back(a);
+  }
+  for (size_t i = 0; i < entries_.size(); ++i) entries_[i].tokens = &decode_tokens_[i];
+  // Prompt chunks fill the rows left, in admission order.
+  while (rows_left > 0 && !prefilling_.empty()) {
+    Active* a = prefilling_.front();
+    prefilling_.pop_front();
+    const std::vector<int32_t>& prompt = a->prompt();
+    const int64_t n = std::min(rows_left, static_cast<int64_t>(prompt.size()) - a->prefilled);
+    entries_.push_back({a->slot, prompt.data() + a->prefilled, n, a->prefilled});
+    a->cached.insert(a->cached.end(), prompt.begin() + a->prefilled,
+                     prompt.begin() + a->prefilled + n);
+    a->prefilled += n;
+    rows_left -= n;
+    batch.push_back(a);
+  }
+  in_flight_.push_back(std::move(batch));  // first: an error below ends these jobs too
+  return stepper_.submit_batch(entries_);
+}
+
+Status SlotScheduler::collect_batch() {
+  std::vector<Active*> batch = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  COHORT_RETURN_IF_ERROR(
+      stepper_.collect_batch(static_cast<int64_t>(batch.size()), logits_.data()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Active* a = batch[i];
+    if (a->prefilled < static_cast<int64_t>(a->prompt().size())) {
+      prefilling_.push_back(a);  // more of the prompt to go; these logits are not needed
+    } else if (a->seq.advance(&logits_[i * static_cast<size_t>(stepper_.n_vocab())])) {
       ready_.push_back(a);
     } else {
       finish(a, Status::ok());
     }
   }
-  while (!ready_.empty() && static_cast<int64_t>(in_flight_.size()) < stepper_.max_in_flight()) {
-    Active* a = ready_.front();
-    const int32_t token = a->seq.next_token();
-    COHORT_RETURN_IF_ERROR(stepper_.submit(a->slot, &token, 1, a->seq.feed_pos(), false));
-    ready_.pop_front();
-    in_flight_.push_back(a);
+  return Status::ok();
+}
+
+Status SlotScheduler::turn(const std::vector<Pending*>& admitted) {
+  for (Pending* p : admitted) admit(p);
+  while (static_cast<int64_t>(in_flight_.size()) < stepper_.max_in_flight() &&
+         (!ready_.empty() || !prefilling_.empty())) {
+    COHORT_RETURN_IF_ERROR(submit_batch());
   }
   if (in_flight_.empty()) return Status::ok();
-  COHORT_RETURN_IF_ERROR(stepper_.collect(logits_.data()));
-  Active* a = in_flight_.front();
-  in_flight_.pop_front();
-  if (a->seq.advance(logits_.data())) {
-    ready_.push_back(a);
-  } else {
-    finish(a, Status::ok());
-  }
-  return Status::ok();
+  return collect_batch();
 }
 
 void SlotScheduler::loop() {
@@ -115,7 +192,7 @@ void SlotScheduler::loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] {
         return stop_ || (!queue_.empty() && !free_slots_.empty()) || !ready_.empty() ||
-               !in_flight_.empty();
+               !prefilling_.empty() || !in_flight_.empty();
       });
       if (stop_) break;
       while (!queue_.empty() && admitted.size() < free_slots_.size()) {

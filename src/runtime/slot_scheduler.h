@@ -1,14 +1,19 @@
 // The engine loop: requests queue for a free sequence slot of a Stepper; one engine thread
-// runs them all, interleaved. Per turn it admits queued jobs into free slots and prefills
-// each (synchronously, chunked), keeps up to stepper.max_in_flight() decode steps submitted
-// (one token of one slot each, slots taking turns), then collects the oldest step's logits,
-// samples that slot's next token, and either puts the slot back in line or finishes its job
-// and frees the slot. On a pipeline of S stages, S slots in flight keep every stage busy.
+// runs them all with continuous batching. Per turn it admits queued jobs into free slots,
+// then, while the stepper has room for another step in flight (stepper.max_in_flight()),
+// submits one batched step: one token of each slot waiting to decode plus chunks of the
+// prompts still being prefilled, up to max_batch() rows, so new prompts ride along with
+// running decodes instead of stalling them. Then it collects the oldest batch, samples each
+// decoding slot's next token, and either keeps the slot for the next batch or finishes its
+// job and frees the slot: requests join and leave the batch at every step. On a pipeline of
+// S stages the waiting slots are spread over S batches, keeping every stage busy.
 //
-// The seam for continuous batching: the turn's "submit one slot's token" becomes "submit
-// several slots' tokens as one forward"; admission, Sequence and completion stay as they are.
+// Prefix reuse: each slot remembers the tokens its cache holds when its job ends; a new job
+// takes the free slot sharing the longest prefix with its prompt and prefills only the rest.
+// After a stepper error (slots' contents unspecified) every slot is forgotten.
 //
-// Only the engine thread touches the stepper (and so the model and its caches).
+// A job whose on_token returns false (e.g. its client went away) ends at once and frees its
+// slot. Only the engine thread touches the stepper (and so the model and its caches).
 #pragma once
 
 #include <condition_variable>
@@ -59,6 +64,12 @@ class SlotScheduler {
   void loop();
   // One turn of the engine loop with the jobs just taken from the queue.
   Status turn(const std::vector<Pending*>& admitted);
+  // Takes the free slot whose cached tokens share the longest prefix with p's prompt.
+  void admit(Pending* p);
+  // Builds and submits one batched step for a free place in the stepper's pipeline.
+  Status submit_batch();
+  // Collects the oldest batch and moves each of its jobs on.
+  Status collect_batch();
   void finish(Active* a, const Status& s);
   void fail_all(const Status& s);
 
@@ -71,10 +82,14 @@ class SlotScheduler {
 
   // Engine thread only (free_slots_ is read under mu_ by the engine thread's wait).
   std::vector<int64_t> free_slots_;
+  std::vector<std::vector<int32_t>> slot_tokens_;  // per free slot: the tokens its cache holds
   std::vector<std::unique_ptr<Active>> active_;
-  std::deque<Active*> ready_;      // slots with a token to feed, in turn order
-  std::deque<Active*> in_flight_;  // submitted, oldest first
-  std::vector<float> logits_;
+  std::deque<Active*> prefilling_;              // prompts not fully in their cache, in order
+  std::deque<Active*> ready_;                   // slots with a token to feed, in turn order
+  std::deque<std::vector<Active*>> in_flight_;  // submitted batches, oldest first
+  std::vector<StepEntry> entries_;              // the batch being built
+  std::vector<int32_t> decode_tokens_;          // its decode tokens (entries_ point here)
+  std::vector<float> logits_;                   // a batch's logits, [n_slots][n_vocab]
   std::thread thread_;
 };
 

@@ -14,6 +14,13 @@
 //    are worth having in flight with max_in_flight(); more may be submitted, they then
 //    simply wait. The default implementation below runs submit() synchronously.
 //
+// Batched steps: step_batch() / submit_batch() + collect_batch() run one step on each of
+// several slots (each slot at most once) as one forward where the stepper can (LocalStepper:
+// every linear layer over all their rows at once), and give each entry's last token's logits,
+// [entries][n_vocab]. The defaults loop over step() / submit() / collect(), so every stepper
+// takes them; a submitted batch is collected with collect_batch() of the same entry count,
+// in FIFO order with every other submission.
+//
 // Errors: after step(), submit() or collect() failed, the caller calls abandon(), which
 // forgets every step in flight (their logits are never collected); the slots' contents are
 // then unspecified.
@@ -31,6 +38,14 @@
 #include "model/transformer.h"
 
 namespace cohort::runtime {
+
+// One slot's share of a batched step: n tokens at positions pos0.. of `slot`.
+struct StepEntry {
+  int64_t slot = 0;
+  const int32_t* tokens = nullptr;
+  int64_t n = 1;
+  int64_t pos0 = 0;
+};
 
 class Stepper {
  public:
@@ -56,6 +71,15 @@ class Stepper {
   // Forgets every step in flight (after an error).
   virtual void abandon() { done_.clear(); }
 
+  // Batched steps (see above); the entries' tokens add up to at most max_batch().
+  virtual Status step_batch(std::span<const StepEntry> entries, float* logits);
+  virtual Status submit_batch(std::span<const StepEntry> entries);
+  virtual Status collect_batch(int64_t n_entries, float* logits);
+
+ protected:
+  // For synchronous steppers: keeps logits for the next collect() / collect_batch().
+  void keep_for_collect(std::vector<float> logits) { done_.push_back(std::move(logits)); }
+
  private:
   std::deque<std::vector<float>> done_;  // the default submit()'s results, oldest first
 };
@@ -65,17 +89,27 @@ class LocalStepper final : public Stepper {
  public:
   // model and the caches must outlive the stepper; every cache has the same n_ctx.
   LocalStepper(model::Transformer& model, std::span<model::KvCache> slots)
-      : model_(model), slots_(slots) {}
+      : model_(model), slots_(slots) {
+    seqs_.reserve(static_cast<size_t>(model.max_batch()));
+    tokens_.reserve(static_cast<size_t>(model.max_batch()));
+  }
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
   int64_t n_ctx() const override { return slots_[0].n_ctx(); }
   int64_t max_batch() const override { return model_.max_batch(); }
   int64_t n_slots() const override { return static_cast<int64_t>(slots_.size()); }
   Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
               float* logits) override;
+  // One forward over every entry's rows (Transformer::forward_batch).
+  Status step_batch(std::span<const StepEntry> entries, float* logits) override;
+  Status submit_batch(std::span<const StepEntry> entries) override;
+  Status collect_batch(int64_t n_entries, float* logits) override;
 
  private:
   model::Transformer& model_;
   std::span<model::KvCache> slots_;
+  // step_batch's rows, sized for max_batch once.
+  std::vector<model::BatchSeq> seqs_;
+  std::vector<int32_t> tokens_;
 };
 
 }  // namespace cohort::runtime

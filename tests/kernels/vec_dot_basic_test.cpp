@@ -275,11 +275,10 @@ TEST(VecDotBasic, Q8_0WeightMinus128) {
   }
 }
 
-// One (row, token) product the way matmul computes it for a batch of n_tokens.
-float direct_product(const KernelTable& k, DType t, int64_t n_tokens, int64_t n, const void* w,
-                     const void* a) {
+// One (row, token) product the way matmul computes it, for a batch of any size.
+float direct_product(const KernelTable& k, DType t, int64_t n, const void* w, const void* a) {
   const TypeOps& ops = ops_of(k, t);
-  if (n_tokens == 1 || ops.gemm == nullptr) return ops.vec_dot(n, w, a);
+  if (ops.gemm == nullptr) return ops.vec_dot(n, w, a);
   float y = NAN;
   GemmArgs g;
   g.n = n;
@@ -325,9 +324,8 @@ TEST(VecDotBasic, MatmulMatchesNaiveLoop) {
                 const uint8_t* wr = static_cast<const uint8_t*>(w.data) + r * w.row_stride;
                 const float got = y[tok * w.rows + r];
                 // Same kernel, same operands: the same bits as a direct call (the batched
-                // gemm for several tokens where the type has one, else vec_dot).
-                EXPECT_EQ(got, direct_product(*k, t, n_tokens, w.cols, wr, a.data()))
-                    << "row " << r;
+                // gemm where the type has one, whatever the batch, else vec_dot).
+                EXPECT_EQ(got, direct_product(*k, t, w.cols, wr, a.data())) << "row " << r;
                 // Naive: dequantize the full original row, take the slice's columns.
                 std::vector<float> wf(kCols);
                 ops_of(reference(), t)

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
 #include <random>
 #include <thread>
@@ -99,6 +100,79 @@ TEST_P(ClusterStepperTest, StoriesGreedyTokensMatchOneNode) {
   });
   EXPECT_TRUE(st.is_ok()) << st.message();
   EXPECT_EQ(got, want) << plan.to_string();
+}
+
+// Rounds of batched steps over three slots at different positions (one slot's prompt chunk
+// riding along with the others' decode tokens), two rounds in flight at a time.
+std::vector<std::vector<runtime::StepEntry>> batch_rounds(std::vector<int32_t>& tokens) {
+  tokens.resize(64);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(1 + (i * 37) % 500);
+  std::vector<std::vector<runtime::StepEntry>> rounds;
+  rounds.push_back({{0, &tokens[0], 5, 0}, {1, &tokens[5], 3, 0}});
+  for (int64_t r = 0; r < 6; ++r) {
+    std::vector<runtime::StepEntry> round = {{0, &tokens[10 + r], 1, 5 + r},
+                                             {1, &tokens[20 + r], 1, 3 + r}};
+    if (r == 2) round.push_back({2, &tokens[30], 4, 0});
+    if (r > 2) round.push_back({2, &tokens[40 + r], 1, 4 + r - 3});
+    rounds.push_back(round);
+  }
+  return rounds;
+}
+
+// Every entry's logits, in order: each entry stepped alone, or each round as one batch.
+Status run_rounds(runtime::Stepper& s, bool batched, std::vector<float>* out) {
+  std::vector<int32_t> tokens;
+  const auto rounds = batch_rounds(tokens);
+  const size_t V = static_cast<size_t>(s.n_vocab());
+  std::vector<float> logits(4 * V);
+  std::deque<size_t> in_flight;
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    if (!batched) {
+      for (const runtime::StepEntry& e : rounds[r]) {
+        COHORT_RETURN_IF_ERROR(s.step(e.slot, e.tokens, e.n, e.pos0, false, logits.data()));
+        out->insert(out->end(), logits.begin(), logits.begin() + V);
+      }
+      continue;
+    }
+    COHORT_RETURN_IF_ERROR(s.submit_batch(rounds[r]));
+    in_flight.push_back(rounds[r].size());
+    while (in_flight.size() > 2 || (r + 1 == rounds.size() && !in_flight.empty())) {
+      const size_t n = in_flight.front();
+      in_flight.pop_front();
+      COHORT_RETURN_IF_ERROR(s.collect_batch(static_cast<int64_t>(n), logits.data()));
+      out->insert(out->end(), logits.begin(), logits.begin() + n * V);
+    }
+  }
+  return Status::ok();
+}
+
+TEST_P(ClusterStepperTest, BatchedStepsMatchSingleStepsOnOneNode) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto f = format::GgufFile::open(testing::kSharedData + "/models/stories260K.gguf");
+  ASSERT_TRUE(f.is_ok());
+  std::vector<float> want, got;
+  with_one_node(*f, 3,
+                [&](runtime::Stepper& s) { ASSERT_TRUE(run_rounds(s, false, &want).is_ok()); });
+  const auto [mode, n_nodes] = GetParam();
+  const cluster::Plan plan = make_plan(*f, mode, n_nodes);
+  Status st = testing::run_in_process_cluster(*f, plan, 3, [&](runtime::Stepper& s) {
+    // A malformed batch is refused on the head, before anything reaches the workers.
+    const int32_t t = 1;
+    const std::vector<runtime::StepEntry> twice = {{0, &t, 1, 0}, {0, &t, 1, 1}};
+    EXPECT_EQ(s.submit_batch(twice).code(), StatusCode::kInvalidArgument);
+    const std::vector<runtime::StepEntry> no_slot = {{3, &t, 1, 0}};
+    EXPECT_EQ(s.submit_batch(no_slot).code(), StatusCode::kInvalidArgument);
+    return run_rounds(s, true, &got);
+  });
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_EQ(got.size(), want.size());
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
+    mag = std::max(mag, static_cast<double>(std::fabs(want[i])));
+  }
+  // Tensor parallelism sums partial products in another order: rounding only.
+  EXPECT_LE(diff, 1e-4 * mag) << plan.to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(
