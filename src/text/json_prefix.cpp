@@ -14,6 +14,32 @@ bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' 
 JsonPrefix::JsonPrefix(bool object_only, const std::vector<std::string>* keys)
     : object_only_(object_only), keys_(keys) {}
 
+bool JsonPrefix::utf8(unsigned char b) {
+  if (utf8_left_ > 0) {
+    if (b < utf8_lo_ || b > utf8_hi_) return false;
+    --utf8_left_;
+    utf8_lo_ = 0x80;
+    utf8_hi_ = 0xBF;
+    return true;
+  }
+  if (b < 0x80) return true;
+  // The lead byte fixes the length and the range of the first continuation byte.
+  if (b >= 0xC2 && b <= 0xDF) {
+    utf8_left_ = 1;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    utf8_left_ = 2;
+    if (b == 0xE0) utf8_lo_ = 0xA0;  // no overlong forms
+    if (b == 0xED) utf8_hi_ = 0x9F;  // no surrogates
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    utf8_left_ = 3;
+    if (b == 0xF0) utf8_lo_ = 0x90;
+    if (b == 0xF4) utf8_hi_ = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool JsonPrefix::key_allowed(char c) {
   if (c == '\\') return false;
   if (c != '"') key_ += c;
@@ -177,8 +203,11 @@ bool JsonPrefix::feed(char c) {
     }
     case Mode::kString:
       ws_run_ = 0;
-      if (string_is_key_ && keys_limited() && !key_allowed(c)) {
+      if (!utf8(static_cast<unsigned char>(c)) ||
+          (string_is_key_ && keys_limited() && !key_allowed(c))) {
         mode_ = Mode::kFailed;
+      } else if (utf8_left_ > 0 || static_cast<unsigned char>(c) >= 0x80) {
+        // inside a multi-byte character: text
       } else if (c == '"') {
         if (string_is_key_) {
           mode_ = Mode::kColon;

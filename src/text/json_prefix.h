@@ -1,4 +1,5 @@
-// An incremental check that bytes are the start of one JSON value (RFC 8259), for decoding
+// An incremental check that bytes are the start of one JSON value (RFC 8259, strings in
+// valid UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates), for decoding
 // constrained to JSON: a generated text is only ever extended by bytes that keep it a prefix
 // of some valid JSON text. The state is a small fixed-size value (nesting is limited to
 // kMaxDepth), so a caller can copy it to try a candidate token and throw the copy away.
@@ -56,7 +57,8 @@ class JsonPrefix {
   void end_value();  // a value just ended: back to its container, or done
   bool number(char c);
   bool whitespace(char c);
-  bool key_allowed(char c);  // c continues (or with '"' ends) a top-level key that is allowed
+  bool utf8(unsigned char b);  // b continues valid UTF-8 inside a string
+  bool key_allowed(char c);    // c continues (or with '"' ends) a top-level key that is allowed
   bool keys_limited() const { return keys_ != nullptr && depth_ == 1; }
 
   Mode mode_ = Mode::kValue;
@@ -66,6 +68,8 @@ class JsonPrefix {
   uint8_t hex_left_ = 0;
   uint8_t lit_pos_ = 0;
   uint8_t ws_run_ = 0;
+  uint8_t utf8_left_ = 0;                    // continuation bytes still due
+  uint8_t utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // the range of the next one
   const char* literal_ = nullptr;
   int depth_ = 0;
   std::array<char, kMaxDepth> stack_{};  // '{' or '[' per open container

@@ -58,6 +58,17 @@ TEST(JsonPrefix, InvalidBytesAreRefusedWhereTheyOccur) {
   EXPECT_EQ(first_refused(R"([1}])"), 2);
 }
 
+TEST(JsonPrefix, StringsMustBeValidUtf8) {
+  EXPECT_EQ(first_refused("\"\xb4\""), 1);                            // a lone continuation byte
+  EXPECT_EQ(first_refused("\"\xc3\""), 2);                            // a character cut short
+  EXPECT_EQ(first_refused("\"\xc0\xaf\""), 1);                        // overlong
+  EXPECT_EQ(first_refused("\"\xed\xa0\x80\""), 2);                    // a surrogate
+  EXPECT_EQ(first_refused("\"\xf4\x90\x80\x80\""), 2);                // above U+10FFFF
+  EXPECT_EQ(first_refused("\"\xe2\x82\xac \xf0\x9f\x98\x80\""), -1);  // euro, emoji
+  JsonPrefix p;
+  EXPECT_TRUE(p.feed("\"\xe2\x82"));  // a prefix of a character is still a prefix
+}
+
 TEST(JsonPrefix, ObjectOnlyRefusesOtherTopLevelValues) {
   EXPECT_EQ(first_refused("[1]", true), 0);
   EXPECT_EQ(first_refused("\"s\"", true), 0);
