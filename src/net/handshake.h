@@ -33,7 +33,8 @@
 namespace cohort::net {
 
 // 2: shard shipping, worker-to-worker probes, SetupRequest.n_slots, slot in step headers.
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: expert ranges in shard specs, the expert parallel mode.
+inline constexpr uint32_t kProtocolVersion = 3;
 
 inline constexpr uint16_t kFrameTypeHello = 0xFF01;
 inline constexpr uint16_t kFrameTypeProof = 0xFF02;
