@@ -163,7 +163,7 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
     std::vector<int64_t> shape{cols, rows};
     if (n_mats) shape.push_back(n_mats);
     const int64_t all_rows = rows * std::max<int64_t>(n_mats, 1);
-    w.add_tensor(name, t, shape, [=, &done, &progress](uint8_t* dst, uint64_t) {
+    w.add_tensor(name, t, shape, [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
       Rng rng(seed);
       std::vector<float> row(cols);
       const size_t rb = row_bytes(t, cols);
@@ -176,7 +176,7 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   };
   auto add_vector = [&](const std::string& name, int64_t n, float mean, float spread) {
     const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
-    w.add_tensor(name, DType::kF32, {n}, [=, &done, &progress](uint8_t* dst, uint64_t) {
+    w.add_tensor(name, DType::kF32, {n}, [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
       Rng rng(seed);
       auto* f = reinterpret_cast<float*>(dst);
       for (int64_t i = 0; i < n; ++i) f[i] = mean + spread * rng.uniform_f32(-1.f, 1.f);
