@@ -63,7 +63,8 @@ int bench(const BenchConfig& cfg) {
   std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s, batch %lld\n", facts.name.c_str(),
                facts.type.c_str(), static_cast<double>(facts.model_bytes) / (1 << 20), kt.isa,
                cfg.no_gemm ? " without gemm" : "", static_cast<long long>(cfg.batch));
-  auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, cfg.options);
+  model::ExpertUsage usage;
+  auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, cfg.options, &usage);
   if (!results.is_ok()) {
     std::fprintf(stderr, "error: %s\n", results.status().message().c_str());
     return 1;
@@ -74,6 +75,12 @@ int bench(const BenchConfig& cfg) {
     const std::string line = cfg.json ? runtime::bench_json_line(facts, threads, r, roof) + "\n"
                                       : runtime::bench_table_row(facts, threads, r, roof);
     std::fputs(line.c_str(), stdout);
+  }
+  if (usage.n_expert > 0) {
+    std::fputs((cfg.json ? runtime::expert_usage_json_lines(usage)
+                         : "\n" + runtime::expert_usage_text(usage))
+                   .c_str(),
+               stdout);
   }
   return 0;
 }

@@ -51,13 +51,17 @@ void add_synth_command(CLI::App& app, Runner* runner) {
   model::SynthConfig& c = a->config;
   CLI::App* cmd = app.add_subcommand("synth", "Write a GGUF model with random weights");
   cmd->add_option("--arch", c.arch, "Architecture")
-      ->check(CLI::IsMember({"llama", "qwen2", "qwen3"}));
+      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "qwen3moe"}));
   cmd->add_option("--dim", c.dim, "Embedding length");
   cmd->add_option("--layers", c.n_layers, "Transformer blocks");
   cmd->add_option("--heads", c.n_heads, "Attention heads");
   cmd->add_option("--kv-heads", c.n_kv_heads, "Key/value heads");
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (default dim/heads)");
   cmd->add_option("--ffn", c.ffn_dim, "Feed-forward length");
+  cmd->add_option("--experts", c.n_expert,
+                  "Experts per layer (qwen3moe; llama with experts is Mixtral style)");
+  cmd->add_option("--experts-used", c.n_expert_used, "Experts each token is routed to");
+  cmd->add_option("--expert-ffn", c.expert_ffn_dim, "Feed-forward length of one expert");
   cmd->add_option("--vocab", c.n_vocab, "Vocabulary size");
   cmd->add_option("--ctx", c.n_ctx, "Trained context length");
   cmd->add_option("--type", a->type,

@@ -63,8 +63,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--workers", f->workers, "Run on a cluster: 'auto' (discover) or host:port,...");
-  cmd->add_option("--parallel", f->parallel, "auto | pipeline | tensor | hybrid")
-      ->check(CLI::IsMember({"auto", "pipeline", "tensor", "hybrid"}));
+  cmd->add_option("--parallel", f->parallel,
+                  "auto | pipeline | tensor | hybrid | expert (MoE: whole experts per node)")
+      ->check(CLI::IsMember({"auto", "pipeline", "tensor", "hybrid", "expert"}));
   cmd->add_option("--transport", f->transport,
                   "Data plane: tcp | shm (ranks on one host) | mpi (under mpirun; no --workers)")
       ->check(CLI::IsMember({"tcp", "shm", "mpi"}));

@@ -17,17 +17,24 @@ const char* parallel_mode_name(ParallelMode m) {
       return "tensor";
     case ParallelMode::kHybrid:
       return "hybrid";
+    case ParallelMode::kExpert:
+      return "expert";
   }
   return "?";
 }
 
 Result<ParallelMode> parse_parallel_mode(const std::string& s) {
   for (ParallelMode m : {ParallelMode::kAuto, ParallelMode::kPipeline, ParallelMode::kTensor,
-                         ParallelMode::kHybrid}) {
+                         ParallelMode::kHybrid, ParallelMode::kExpert}) {
     if (s == parallel_mode_name(m)) return m;
   }
   return Status::invalid_argument("planner: unknown parallel mode '" + s +
-                                  "' (auto, pipeline, tensor, hybrid)");
+                                  "' (auto, pipeline, tensor, hybrid, expert)");
+}
+
+uint64_t ModelDesc::active_layer_bytes() const {
+  if (!hp.is_moe()) return layer_bytes;
+  return layer_bytes - expert_bytes + expert_bytes / hp.n_expert * hp.n_expert_used;
 }
 
 LinkMatrix LinkMatrix::uniform(int n, double latency_us, double bandwidth) {
@@ -93,8 +100,11 @@ void snap_weights(std::vector<double>& weights, bool even) {
 }
 
 // Builds the ranks of a plan with the given stage sizes (ranks per stage, in rank order).
+// split_experts: ranks of a stage hold disjoint ranges of whole experts (expert parallel)
+// instead of column slices of every expert.
 Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
-                   const std::vector<int>& stage_sizes, const PlanOptions& opt) {
+                   const std::vector<int>& stage_sizes, const PlanOptions& opt,
+                   bool split_experts = false) {
   const model::HParams& hp = md.hp;
   Plan plan;
   const int n_stages = static_cast<int>(stage_sizes.size());
@@ -132,8 +142,21 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
           std::to_string(hp.n_heads) + " heads on quant-block boundaries (every " +
           std::to_string(md.head_align) + " heads)");
     }
-    auto ffn = split_range(hp.ffn_dim, md.ffn_align, speeds);
+    auto ffn = split_experts ? split_range(hp.ffn_dim, hp.ffn_dim, {1.0})
+                             : split_range(hp.ffn_dim, md.ffn_align, speeds);
     if (!ffn.is_ok()) return ffn.status();
+    // Experts go by free memory: they are most of a MoE model's bytes.
+    std::vector<double> memory;
+    for (int i = 0; i < stage_sizes[s]; ++i) memory.push_back(double(nodes[r + i].free_bytes));
+    snap_weights(memory, opt.even_shares);
+    auto experts = split_experts
+                       ? split_range(hp.n_expert, 1, memory)
+                       : split_range(hp.n_expert, std::max<int64_t>(hp.n_expert, 1), {1.0});
+    if (hp.is_moe() && !experts.is_ok()) {
+      return Status::invalid_argument("planner: " + std::to_string(stage_sizes[s]) +
+                                      " expert-parallel ranks but only " +
+                                      std::to_string(hp.n_expert) + " experts");
+    }
     std::vector<int> members;
     for (int i = 0; i < stage_sizes[s]; ++i, ++r) {
       RankPlan rp;
@@ -143,16 +166,27 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
       rp.shard.layer_begin = layer_ranges[s].first;
       rp.shard.layer_end = layer_ranges[s].second;
       std::tie(rp.shard.head_begin, rp.shard.head_end) = heads.value()[i];
-      std::tie(rp.shard.ffn_begin, rp.shard.ffn_end) = ffn.value()[i];
+      std::tie(rp.shard.ffn_begin, rp.shard.ffn_end) =
+          split_experts ? ffn.value()[0] : ffn.value()[i];
+      if (hp.is_moe()) {
+        std::tie(rp.shard.expert_begin, rp.shard.expert_end) =
+            split_experts ? experts.value()[i] : experts.value()[0];
+      }
       rp.shard.embeds = s == 0;
       rp.shard.outputs = s == n_stages - 1;
       members.push_back(r);
       // Memory: this rank's slice of its layers, the KV heads it reads, embeddings/output.
       const double frac_heads = double(rp.shard.n_heads()) / hp.n_heads;
       const double frac_ffn = double(rp.shard.n_ffn()) / hp.ffn_dim;
+      // Dense: about half attention, half FFN. MoE: the experts are counted apart.
       const double frac = 0.5 * (frac_heads + frac_ffn);
+      const double frac_experts =
+          hp.is_moe() ? frac_ffn * double(rp.shard.n_experts()) / hp.n_expert : 0;
+      const double other = double(md.layer_bytes - md.expert_bytes);
+      const double layer =
+          hp.is_moe() ? other * frac_heads + md.expert_bytes * frac_experts : md.layer_bytes * frac;
       const int64_t kv_heads = rp.shard.kv_head_end(hp) - rp.shard.kv_head_begin(hp);
-      uint64_t bytes = static_cast<uint64_t>(md.layer_bytes * frac) * rp.shard.n_layers();
+      uint64_t bytes = static_cast<uint64_t>(layer) * rp.shard.n_layers();
       bytes += md.kv_bytes_per_token_per_layer * kv_heads / hp.n_kv_heads * rp.shard.n_layers() *
                static_cast<uint64_t>(opt.n_ctx) * static_cast<uint64_t>(opt.n_slots);
       if (rp.shard.embeds) bytes += md.embed_bytes;
@@ -168,6 +202,22 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
     plan.stage_ranks.push_back(members);
   }
   return plan;
+}
+
+// How a mode splits this model's layers, for the plan's explanation.
+std::string mode_phrase(ParallelMode m, const model::HParams& hp) {
+  const std::string experts = std::to_string(hp.n_expert) + " experts";
+  switch (m) {
+    case ParallelMode::kTensor:
+      return hp.is_moe() ? "tensor parallel (" + experts + " each sliced by FFN columns)"
+                         : "tensor parallel";
+    case ParallelMode::kExpert:
+      return "expert parallel (" + experts + " spread whole across the nodes)";
+    case ParallelMode::kPipeline:
+      return "pipeline";
+    default:
+      return parallel_mode_name(m);
+  }
 }
 
 double max_latency_us(const LinkMatrix& l) {
@@ -189,7 +239,7 @@ Result<Plan> plan_placement(const std::vector<NodeDesc>& nodes, const LinkMatrix
   // Step-time model: compute / N + syncs x latency (tensor); compute + hops x latency
   // (pipeline, one token at a time). Compute is memory-bound: bytes over ~20 GB/s per node.
   const double model_bytes =
-      double(md.layer_bytes) * hp.n_layers + md.embed_bytes + md.output_bytes;
+      double(md.active_layer_bytes()) * hp.n_layers + md.embed_bytes + md.output_bytes;
   const double compute_ms =
       opt.compute_s_per_token > 0 ? opt.compute_s_per_token * 1e3 : model_bytes / 20e9 * 1e3;
   const double lat_ms = max_latency_us(links) * 1e-3;
@@ -214,18 +264,23 @@ Result<Plan> plan_placement(const std::vector<NodeDesc>& nodes, const LinkMatrix
                   "mode (%lld all-reduces per token) vs %.2f ms/token in pipeline mode: ",
                   n, lat_ms * 1e3, est_tp, static_cast<long long>(2 * hp.n_layers), est_pp);
     why = buf;
-    // Try the faster mode first; fall back to the other when it cannot be placed.
-    for (ParallelMode m : {tensor_first ? ParallelMode::kTensor : ParallelMode::kPipeline,
-                           tensor_first ? ParallelMode::kPipeline : ParallelMode::kTensor}) {
+    // Try the faster mode first; fall back to the others when it cannot be placed. A MoE
+    // model's layer split is tensor-sliced experts first: per token it moves the same
+    // all-reduces as expert parallelism, but every rank reads 1/N of each chosen expert,
+    // where whole experts leave a rank idle whenever the router picks none of its own.
+    std::vector<ParallelMode> order = {ParallelMode::kTensor};
+    if (hp.is_moe()) order.push_back(ParallelMode::kExpert);
+    order.insert(tensor_first ? order.end() : order.begin(), ParallelMode::kPipeline);
+    for (ParallelMode m : order) {
       std::vector<int> s =
-          m == ParallelMode::kTensor ? std::vector<int>{n} : std::vector<int>(n, 1);
-      auto p = build(nodes, md, s, opt);
+          m == ParallelMode::kPipeline ? std::vector<int>(n, 1) : std::vector<int>{n};
+      auto p = build(nodes, md, s, opt, m == ParallelMode::kExpert);
       if (p.is_ok()) {
         p->mode = m;
         p->est_token_ms_pipeline = est_pp;
         p->est_token_ms_tensor = est_tp;
-        const bool preferred = (m == ParallelMode::kTensor) == tensor_first;
-        p->why = why + (m == ParallelMode::kTensor ? "tensor parallel" : "pipeline") +
+        const bool preferred = m == order.front();
+        p->why = why + mode_phrase(m, hp) +
                  (preferred ? " (faster)." : " (the faster mode does not fit these nodes).");
         return p;
       }
@@ -234,8 +289,18 @@ Result<Plan> plan_placement(const std::vector<NodeDesc>& nodes, const LinkMatrix
         "planner: the model can be placed neither in tensor nor in pipeline mode on these nodes");
   } else if (mode == ParallelMode::kTensor) {
     sizes = {n};
-    why =
-        "tensor parallel, as asked: every layer split across all " + std::to_string(n) + " nodes.";
+    why = mode_phrase(mode, hp) + ", as asked: every layer split across all " + std::to_string(n) +
+          " nodes.";
+  } else if (mode == ParallelMode::kExpert) {
+    if (!hp.is_moe()) {
+      return Status::invalid_argument(
+          "planner: expert parallelism needs a mixture-of-experts model (this one is dense)");
+    }
+    sizes = {n};
+    why = mode_phrase(mode, hp) +
+          ", as asked: each node holds whole experts, a share sized by its free memory; the "
+          "router runs on every node, the chosen experts where they live, and one all-reduce "
+          "per layer sums their outputs (as many as tensor mode: attention heads are split).";
   } else if (mode == ParallelMode::kPipeline) {
     sizes.assign(n, 1);
     why = "pipeline, as asked: contiguous layer ranges sized by free memory x speed.";
@@ -250,7 +315,7 @@ Result<Plan> plan_placement(const std::vector<NodeDesc>& nodes, const LinkMatrix
     why = "hybrid, as asked: " + std::to_string(n / g) + " pipeline stages of " +
           std::to_string(g) + " tensor-parallel ranks.";
   }
-  COHORT_ASSIGN_OR_RETURN(Plan p, build(nodes, md, sizes, opt));
+  COHORT_ASSIGN_OR_RETURN(Plan p, build(nodes, md, sizes, opt, mode == ParallelMode::kExpert));
   p.mode = mode;
   p.est_token_ms_pipeline = est_pp;
   p.est_token_ms_tensor = est_tp;

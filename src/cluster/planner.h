@@ -4,7 +4,10 @@
 //
 // World ranks: rank 0 is the head. Pipeline stages are contiguous layer ranges in rank
 // order; inside a stage, ranks split heads and FFN columns (tensor parallel). Pure pipeline
-// is stages of one rank; pure tensor is one stage of every rank; hybrid is both.
+// is stages of one rank; pure tensor is one stage of every rank; hybrid is both. In a
+// mixture-of-experts model, tensor mode slices every expert's FFN columns across the ranks;
+// expert mode is one stage of every rank where attention heads are split as in tensor mode
+// but each rank holds whole experts, a range of them sized by its free memory.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,7 @@
 
 namespace cohort::cluster {
 
-enum class ParallelMode { kAuto, kPipeline, kTensor, kHybrid };
+enum class ParallelMode { kAuto, kPipeline, kTensor, kHybrid, kExpert };
 const char* parallel_mode_name(ParallelMode m);
 Result<ParallelMode> parse_parallel_mode(const std::string& s);
 
@@ -38,10 +41,14 @@ struct LinkMatrix {
 struct ModelDesc {
   model::HParams hp;
   uint64_t layer_bytes = 0;   // weights of one transformer block
+  uint64_t expert_bytes = 0;  // of which its experts (all n_expert of them; 0 when dense)
   uint64_t embed_bytes = 0;   // token embeddings
   uint64_t output_bytes = 0;  // output norm + projection (token_embd again when tied)
   int64_t head_align = 1;     // head boundaries must be multiples of this many heads
   int64_t ffn_align = 1;      // FFN column boundaries must be multiples of this
+
+  // Weights one token reads in one block: the experts it is routed to, not all of them.
+  uint64_t active_layer_bytes() const;
   uint64_t kv_bytes_per_token_per_layer = 0;  // all KV heads, K and V
 };
 

@@ -13,7 +13,8 @@ void put_plan(net::WireWriter& w, const Plan& p) {
     w.i32(r.node).i32(r.stage).i32(r.tp_rank);
     const model::ShardSpec& s = r.shard;
     w.i64(s.layer_begin).i64(s.layer_end).i64(s.head_begin).i64(s.head_end);
-    w.i64(s.ffn_begin).i64(s.ffn_end).u8(s.embeds ? 1 : 0).u8(s.outputs ? 1 : 0);
+    w.i64(s.ffn_begin).i64(s.ffn_end).i64(s.expert_begin).i64(s.expert_end);
+    w.u8(s.embeds ? 1 : 0).u8(s.outputs ? 1 : 0);
   }
   w.u32(static_cast<uint32_t>(p.stage_ranks.size()));
   for (const auto& st : p.stage_ranks) {
@@ -34,7 +35,7 @@ std::vector<uint8_t> encode_plan(const Plan& p) {
 Status decode_plan(net::WireReader& r, Plan* p) {
   uint32_t mode = 0, n = 0;
   COHORT_RETURN_IF_ERROR(r.u32(&mode));
-  if (mode > static_cast<uint32_t>(ParallelMode::kHybrid))
+  if (mode > static_cast<uint32_t>(ParallelMode::kExpert))
     return Status::corrupt("cluster: bad mode");
   p->mode = static_cast<ParallelMode>(mode);
   COHORT_RETURN_IF_ERROR(r.u32(&n));
@@ -46,8 +47,8 @@ Status decode_plan(net::WireReader& r, Plan* p) {
     COHORT_RETURN_IF_ERROR(r.i32(&rp.stage));
     COHORT_RETURN_IF_ERROR(r.i32(&rp.tp_rank));
     model::ShardSpec& s = rp.shard;
-    for (int64_t* v :
-         {&s.layer_begin, &s.layer_end, &s.head_begin, &s.head_end, &s.ffn_begin, &s.ffn_end}) {
+    for (int64_t* v : {&s.layer_begin, &s.layer_end, &s.head_begin, &s.head_end, &s.ffn_begin,
+                       &s.ffn_end, &s.expert_begin, &s.expert_end}) {
       COHORT_RETURN_IF_ERROR(r.i64(v));
     }
     COHORT_RETURN_IF_ERROR(r.u8(&embeds));

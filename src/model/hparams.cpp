@@ -12,6 +12,8 @@ const char* arch_name(Arch a) {
       return "qwen2";
     case Arch::kQwen3:
       return "qwen3";
+    case Arch::kQwen3Moe:
+      return "qwen3moe";
   }
   return "?";
 }
@@ -38,6 +40,29 @@ Result<int64_t> read_int(const format::GgufFile& f, const std::string& arch, con
   return *v;
 }
 
+// Expert counts: required by qwen3moe, optional (Mixtral) for llama, absent elsewhere. A
+// qwen3moe expert's width is expert_feed_forward_length (feed_forward_length is that of a
+// dense FFN, which no qwen3moe layer has); a Mixtral expert's is feed_forward_length.
+Status read_experts(const format::GgufFile& f, const std::string& arch, HParams* hp) {
+  constexpr int64_t kMaxExperts = 4096;
+  const bool required = hp->arch == Arch::kQwen3Moe;
+  if (!required && hp->arch != Arch::kLlama) return Status::ok();
+  COHORT_ASSIGN_OR_RETURN(hp->n_expert,
+                          read_int(f, arch, "expert_count", 0, kMaxExperts,
+                                   required ? std::nullopt : std::optional<int64_t>(0)));
+  if (hp->n_expert == 0) {
+    if (required) return bad(f, "qwen3moe needs expert_count >= 1");
+    return Status::ok();
+  }
+  COHORT_ASSIGN_OR_RETURN(hp->n_expert_used,
+                          read_int(f, arch, "expert_used_count", 1, hp->n_expert));
+  if (hp->arch == Arch::kQwen3Moe) {
+    COHORT_ASSIGN_OR_RETURN(hp->ffn_dim,
+                            read_int(f, arch, "expert_feed_forward_length", 1, 1 << 20));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
@@ -51,9 +76,11 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
     hp.arch = Arch::kQwen2;
   } else if (arch == "qwen3") {
     hp.arch = Arch::kQwen3;
+  } else if (arch == "qwen3moe") {
+    hp.arch = Arch::kQwen3Moe;
   } else {
     return Status::unsupported("model: " + f.name() + ": architecture '" + arch +
-                               "' is not supported (llama, qwen2, qwen3 are)");
+                               "' is not supported (llama, qwen2, qwen3, qwen3moe are)");
   }
   constexpr int64_t kMaxDim = 1 << 17, kMaxLayers = 1024, kMaxHeads = 1024;
   COHORT_ASSIGN_OR_RETURN(hp.dim, read_int(f, arch, "embedding_length", 1, kMaxDim));
@@ -100,7 +127,8 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
   }
   hp.rope_style = hp.arch == Arch::kLlama ? kernels::RopeStyle::kNormal : kernels::RopeStyle::kNeox;
   hp.has_qkv_bias = hp.arch == Arch::kQwen2;
-  hp.has_qk_norm = hp.arch == Arch::kQwen3;
+  hp.has_qk_norm = hp.arch == Arch::kQwen3 || hp.arch == Arch::kQwen3Moe;
+  COHORT_RETURN_IF_ERROR(read_experts(f, arch, &hp));
 
   // A shard file (model/shard_export.h) may lack the embeddings: it records what they said.
   if (const std::optional<int64_t> v = f.get_int("cohort.shard.n_vocab")) {
@@ -121,14 +149,18 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
 }
 
 std::string HParams::summary() const {
-  char buf[320];
-  std::snprintf(buf, sizeof(buf),
-                "%s dim=%lld layers=%lld heads=%lld/%lld head_dim=%lld ffn=%lld vocab=%lld "
-                "ctx_train=%lld rope=%s/%lld base=%g eps=%g%s",
-                arch_name(arch), (long long)dim, (long long)n_layers, (long long)n_heads,
-                (long long)n_kv_heads, (long long)head_dim, (long long)ffn_dim, (long long)n_vocab,
-                (long long)n_ctx_train, rope_style == kernels::RopeStyle::kNeox ? "neox" : "normal",
-                (long long)n_rot, rope_base, rms_eps, tied_embeddings ? " tied" : "");
+  char buf[384];
+  std::snprintf(
+      buf, sizeof(buf),
+      "%s dim=%lld layers=%lld heads=%lld/%lld head_dim=%lld ffn=%lld vocab=%lld "
+      "ctx_train=%lld rope=%s/%lld base=%g eps=%g%s%s",
+      arch_name(arch), (long long)dim, (long long)n_layers, (long long)n_heads,
+      (long long)n_kv_heads, (long long)head_dim, (long long)ffn_dim, (long long)n_vocab,
+      (long long)n_ctx_train, rope_style == kernels::RopeStyle::kNeox ? "neox" : "normal",
+      (long long)n_rot, rope_base, rms_eps, tied_embeddings ? " tied" : "",
+      is_moe()
+          ? (" experts=" + std::to_string(n_expert_used) + "/" + std::to_string(n_expert)).c_str()
+          : "");
   return buf;
 }
 

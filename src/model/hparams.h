@@ -1,6 +1,8 @@
 // Hyper-parameters of a decoder-only transformer, read from GGUF metadata
 // ("<arch>.embedding_length", ...) for the architectures we run: llama (Llama 2/3.x,
-// Mistral, TinyLlama, stories), qwen2 (QKV bias), qwen3 (per-head Q/K RMS norm).
+// Mistral, TinyLlama, stories; with "<arch>.expert_count" > 0 Mixtral-style mixture of
+// experts), qwen2 (QKV bias), qwen3 (per-head Q/K RMS norm), qwen3moe (qwen3 attention,
+// every FFN a mixture of experts).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 
 namespace cohort::model {
 
-enum class Arch { kLlama, kQwen2, kQwen3 };
+enum class Arch { kLlama, kQwen2, kQwen3, kQwen3Moe };
 
 const char* arch_name(Arch a);
 
@@ -24,7 +26,7 @@ struct HParams {
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;  // key/value length per head (qwen3 may differ from dim / n_heads)
-  int64_t ffn_dim = 0;
+  int64_t ffn_dim = 0;   // FFN columns; in a mixture-of-experts model, those of one expert
   int64_t n_ctx_train = 0;
   int64_t n_rot = 0;  // rotary dimensions per head (<= head_dim)
   float rms_eps = 1e-5f;
@@ -34,7 +36,13 @@ struct HParams {
   bool has_qkv_bias = false;     // qwen2
   bool has_qk_norm = false;      // qwen3
   bool tied_embeddings = false;  // no output.weight: logits use token_embd
+  // Mixture of experts (0 when dense): every layer's FFN is n_expert experts of ffn_dim
+  // columns each, of which a router picks n_expert_used per token. Both families route by
+  // softmax over all experts, top n_expert_used, weights renormalised to sum to 1.
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
 
+  bool is_moe() const { return n_expert > 0; }
   int64_t q_dim() const { return n_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
 

@@ -14,14 +14,27 @@
 namespace cohort::model {
 namespace {
 
-// Copies bytes [offset, offset + n) of the cut, laid out as a dense [cut_rows][cut_cols]
-// matrix, from the whole tensor at src (row stride src_row bytes).
-void copy_cut(const uint8_t* src, size_t src_row, size_t col_off, size_t dst_row, uint64_t offset,
-              uint64_t n, uint8_t* dst) {
+// Where a cut's dense bytes come from in the whole tensor: the cut is laid out as
+// cut_mats() x cut_rows() rows of dst_row bytes; its row i is at src + src_offset(i).
+struct CutLayout {
+  const uint8_t* src = nullptr;
+  size_t src_row = 0;  // bytes of a whole row
+  size_t dst_row = 0;  // bytes of a cut row
+  size_t col_off = 0;  // bytes from a whole row's start to the cut's first column
+  int64_t rows = 0, r0 = 0, cut_rows = 0, m0 = 0;
+
+  const uint8_t* row(uint64_t i) const {
+    const uint64_t m = i / cut_rows, r = i % cut_rows;
+    return src + ((m0 + m) * rows + r0 + r) * src_row + col_off;
+  }
+};
+
+// Copies bytes [offset, offset + n) of the cut (its dense layout) to dst.
+void copy_cut(const CutLayout& c, uint64_t offset, uint64_t n, uint8_t* dst) {
   while (n > 0) {
-    const uint64_t r = offset / dst_row, in_row = offset % dst_row;
-    const uint64_t take = std::min<uint64_t>(n, dst_row - in_row);
-    std::memcpy(dst, src + r * src_row + col_off + in_row, take);
+    const uint64_t r = offset / c.dst_row, in_row = offset % c.dst_row;
+    const uint64_t take = std::min<uint64_t>(n, c.dst_row - in_row);
+    std::memcpy(dst, c.row(r) + in_row, take);
     dst += take;
     offset += take;
     n -= take;
@@ -54,6 +67,7 @@ Result<format::GgufWriter> shard_writer(const format::GgufFile& file, const Shar
   set_range(w, "cohort.shard.layers", shard.layer_begin, shard.layer_end);
   set_range(w, "cohort.shard.heads", shard.head_begin, shard.head_end);
   set_range(w, "cohort.shard.ffn", shard.ffn_begin, shard.ffn_end);
+  if (hp.is_moe()) set_range(w, "cohort.shard.experts", shard.expert_begin, shard.expert_end);
   w.set_bool("cohort.shard.embeds", shard.embeds);
   w.set_bool("cohort.shard.outputs", shard.outputs);
   w.set_u32("cohort.shard.format", kShardFormatVersion);
@@ -63,16 +77,21 @@ Result<format::GgufWriter> shard_writer(const format::GgufFile& file, const Shar
 
   for (const TensorCut& c : cuts) {
     const format::GgufTensorInfo* t = file.find_tensor(c.name);
-    const uint8_t* src = file.tensor_data(*t);
-    const size_t src_row = row_bytes(t->type, c.cols);
-    const size_t col_off = row_bytes(t->type, c.c0) + static_cast<size_t>(c.r0) * src_row;
-    const size_t dst_row = row_bytes(t->type, c.cut_cols());
+    CutLayout layout;
+    layout.src = file.tensor_data(*t);
+    layout.src_row = row_bytes(t->type, c.cols);
+    layout.dst_row = row_bytes(t->type, c.cut_cols());
+    layout.col_off = row_bytes(t->type, c.c0);
+    layout.rows = c.rows;
+    layout.r0 = c.r0;
+    layout.cut_rows = c.cut_rows();
+    layout.m0 = c.m0;
     std::vector<int64_t> shape = c.is_vector ? std::vector<int64_t>{c.cut_cols()}
                                              : std::vector<int64_t>{c.cut_cols(), c.cut_rows()};
-    w.add_tensor_chunked(std::string(c.name), t->type, std::move(shape),
-                         [=](uint8_t* dst, uint64_t offset, uint64_t n) {
-                           copy_cut(src, src_row, col_off, dst_row, offset, n, dst);
-                         });
+    if (c.n_mats) shape.push_back(c.cut_mats());
+    w.add_tensor_chunked(
+        std::string(c.name), t->type, std::move(shape),
+        [=](uint8_t* dst, uint64_t offset, uint64_t n) { copy_cut(layout, offset, n, dst); });
   }
   return w;
 }
@@ -87,6 +106,8 @@ std::string shard_key(uint64_t model_fingerprint, uint64_t model_bytes, const Sh
                             shard.head_end,
                             shard.ffn_begin,
                             shard.ffn_end,
+                            shard.expert_begin,
+                            shard.expert_end,
                             shard.embeds ? 1 : 0,
                             shard.outputs ? 1 : 0};
   char buf[17];

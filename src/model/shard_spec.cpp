@@ -7,6 +7,7 @@ ShardSpec ShardSpec::whole(const HParams& hp) {
   s.layer_end = hp.n_layers;
   s.head_end = hp.n_heads;
   s.ffn_end = hp.ffn_dim;
+  s.expert_end = hp.n_expert;
   return s;
 }
 
@@ -28,6 +29,9 @@ Status ShardSpec::validate(const HParams& hp) const {
     return Status::invalid_argument("shard: bad head range " + to_string());
   if (!range_ok(ffn_begin, ffn_end, hp.ffn_dim))
     return Status::invalid_argument("shard: bad ffn range " + to_string());
+  const bool experts_ok = hp.is_moe() ? range_ok(expert_begin, expert_end, hp.n_expert)
+                                      : expert_begin == 0 && expert_end == 0;
+  if (!experts_ok) return Status::invalid_argument("shard: bad expert range " + to_string());
   return Status::ok();
 }
 
@@ -35,6 +39,9 @@ std::string ShardSpec::to_string() const {
   return "layers [" + std::to_string(layer_begin) + "," + std::to_string(layer_end) + ") heads [" +
          std::to_string(head_begin) + "," + std::to_string(head_end) + ") ffn [" +
          std::to_string(ffn_begin) + "," + std::to_string(ffn_end) + ")" +
+         (expert_end > 0
+              ? " experts [" + std::to_string(expert_begin) + "," + std::to_string(expert_end) + ")"
+              : "") +
          (embeds ? " embeds" : "") + (outputs ? " outputs" : "");
 }
 

@@ -68,8 +68,15 @@ void make_vocab(int64_t n_vocab, std::vector<std::string>* pieces, std::vector<f
 
 Status check(const SynthConfig& c) {
   auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
-  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3")
-    return bad("--arch must be llama, qwen2 or qwen3");
+  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3" && c.arch != "qwen3moe")
+    return bad("--arch must be llama, qwen2, qwen3 or qwen3moe");
+  if (c.arch == "qwen3moe" && c.n_expert < 1) return bad("qwen3moe needs --experts >= 1");
+  if (c.n_expert > 0 && c.arch != "llama" && c.arch != "qwen3moe")
+    return bad("--experts needs --arch qwen3moe or llama (Mixtral style)");
+  if (c.n_expert < 0 || c.n_expert > 4096) return bad("--experts must be within [0, 4096]");
+  if (c.n_expert > 0 && (c.n_expert_used < 1 || c.n_expert_used > c.n_expert))
+    return bad("--experts-used must be within [1, --experts]");
+  if (c.expert_ffn_dim < 0) return bad("--expert-ffn must be positive");
   if (c.dim < 8 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.ffn_dim < 1)
     return bad("dimensions must be positive (dim >= 8)");
   if (c.n_heads % c.n_kv_heads != 0) return bad("--heads must be a multiple of --kv-heads");
@@ -107,7 +114,10 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   w.set_u32(a + ".context_length", static_cast<uint32_t>(c.n_ctx));
   w.set_u32(a + ".embedding_length", static_cast<uint32_t>(c.dim));
   w.set_u32(a + ".block_count", static_cast<uint32_t>(c.n_layers));
-  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(c.ffn_dim));
+  // Mixtral's experts are feed_forward_length wide; qwen3moe names their width apart.
+  const bool mixtral = c.n_expert > 0 && a == "llama";
+  w.set_u32(a + ".feed_forward_length",
+            static_cast<uint32_t>(mixtral && c.expert_ffn_dim ? c.expert_ffn_dim : c.ffn_dim));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
   if (c.head_dim) {
@@ -118,6 +128,14 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   w.set_f32(a + ".rope.freq_base", a == "llama" ? 10000.0f : 1000000.0f);
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
   w.set_u32(a + ".vocab_size", static_cast<uint32_t>(c.n_vocab));
+  const bool moe = c.n_expert > 0;
+  const int64_t expert_ffn = c.expert_ffn_dim ? c.expert_ffn_dim : c.ffn_dim;
+  if (moe) {
+    w.set_u32(a + ".expert_count", static_cast<uint32_t>(c.n_expert));
+    w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(c.n_expert_used));
+    if (a == "qwen3moe")
+      w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(expert_ffn));
+  }
 
   std::vector<std::string> pieces;
   std::vector<float> scores;
@@ -137,15 +155,19 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   // tensors independent of the order they are written in. The output projection is larger
   // than the rest so that logits are peaked (top-1 is meaningful when comparing types).
   int64_t n_tensors = 0, done = 0;
+  // n_mats > 0: a stack of n_mats [rows][cols] matrices (a layer's experts).
   auto add_matrix = [&](const std::string& name, int64_t rows, int64_t cols, float stddev,
-                        DType type) {
+                        DType type, int64_t n_mats = 0) {
     const DType t = storage_type(type, cols, name);
     const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
-    w.add_tensor(name, t, {cols, rows}, [=, &done, &progress](uint8_t* dst, uint64_t) {
+    std::vector<int64_t> shape{cols, rows};
+    if (n_mats) shape.push_back(n_mats);
+    const int64_t all_rows = rows * std::max<int64_t>(n_mats, 1);
+    w.add_tensor(name, t, shape, [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
       Rng rng(seed);
       std::vector<float> row(cols);
       const size_t rb = row_bytes(t, cols);
-      for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t r = 0; r < all_rows; ++r) {
         for (float& v : row) v = rng.normal() * stddev;
         quantize_row(t, row.data(), dst + r * rb, cols);
       }
@@ -154,7 +176,7 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   };
   auto add_vector = [&](const std::string& name, int64_t n, float mean, float spread) {
     const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
-    w.add_tensor(name, DType::kF32, {n}, [=, &done, &progress](uint8_t* dst, uint64_t) {
+    w.add_tensor(name, DType::kF32, {n}, [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
       Rng rng(seed);
       auto* f = reinterpret_cast<float*>(dst);
       for (int64_t i = 0; i < n; ++i) f[i] = mean + spread * rng.uniform_f32(-1.f, 1.f);
@@ -197,12 +219,20 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
       add_vector(p + "attn_k.bias", c.n_kv_heads * hd, 0.0f, 0.2f);
       add_vector(p + "attn_v.bias", c.n_kv_heads * hd, 0.0f, 0.2f);
     }
-    if (a == "qwen3") {
+    if (a == "qwen3" || a == "qwen3moe") {
       add_vector(p + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       add_vector(p + "attn_k_norm.weight", hd, 1.0f, 0.1f);
     }
     add_matrix(p + "attn_output.weight", c.dim, c.n_heads * hd, s_att, c.type);
     add_vector(p + "ffn_norm.weight", c.dim, 1.0f, 0.1f);
+    if (moe) {
+      const float s_exp = 1.0f / std::sqrt(static_cast<float>(expert_ffn));
+      add_matrix(p + "ffn_gate_inp.weight", c.n_expert, c.dim, s_in, DType::kF32);
+      add_matrix(p + "ffn_gate_exps.weight", expert_ffn, c.dim, s_in, c.type, c.n_expert);
+      add_matrix(p + "ffn_up_exps.weight", expert_ffn, c.dim, s_in, c.type, c.n_expert);
+      add_matrix(p + "ffn_down_exps.weight", c.dim, expert_ffn, s_exp, c.type, c.n_expert);
+      continue;
+    }
     add_matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim, s_in, c.type);
     add_matrix(p + "ffn_up.weight", c.ffn_dim, c.dim, s_in, c.type);
     add_matrix(p + "ffn_down.weight", c.dim, c.ffn_dim, s_ffn, c.type);

@@ -14,7 +14,7 @@
 namespace cohort::model {
 
 struct SynthConfig {
-  std::string arch = "llama";  // llama | qwen2 | qwen3
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe
   int64_t dim = 256;
   int64_t n_layers = 2;
   int64_t n_heads = 8;
@@ -28,6 +28,12 @@ struct SynthConfig {
   // Llama 3.1-style rope scaling: a "rope_freqs.weight" tensor of per-frequency divisors
   // (factor 8, low/high frequency factors 1 and 4, original context 8192).
   bool llama3_rope = false;
+  // Mixture of experts (qwen3moe, or llama as Mixtral): n_expert experts per layer of
+  // expert_ffn_dim columns each (0: ffn_dim), n_expert_used per token, a router kept in f32
+  // as llama.cpp's quantizer keeps it. qwen3moe needs n_expert >= 1; 0 means dense.
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  int64_t expert_ffn_dim = 0;
   uint64_t seed = 1;
 };
 

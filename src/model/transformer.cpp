@@ -33,6 +33,7 @@ Transformer::Transformer(HParams hp, ShardSpec shard, Weights w, comm::Communica
   n_q_ = shard_.n_heads() * hp_.head_dim;
   n_kv_ = (shard_.kv_head_end(hp_) - shard_.kv_head_begin(hp_)) * hp_.head_dim;
   n_ffn_ = shard_.n_ffn();
+  if (hp_.is_moe()) moe_ = std::make_unique<MoeFfn>(hp_, shard_, max_batch, kt, pool);
 }
 
 void Transformer::allocate_scratch() {
@@ -68,6 +69,7 @@ void Transformer::allocate_scratch() {
   need(w_.output);
   for (const LayerWeights& L : w_.layers) {
     for (const auto* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) need(*m);
+    if (moe_) ws = std::max(ws, moe_->workspace_bytes(L));
   }
   workspace_.assign(ws, 0);
 }
@@ -200,15 +202,19 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   return Status::ok();
 }
 
-Status Transformer::ffn_block(const LayerWeights& L, int64_t n_tokens) {
+Status Transformer::ffn_block(const LayerWeights& L, int64_t layer, int64_t n_tokens) {
   const int64_t dim = hp_.dim;
   for (int64_t t = 0; t < n_tokens; ++t) {
     kt_.rmsnorm(&x_[t * dim], L.ffn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
   }
-  linear(L.w_gate, xn_.data(), n_tokens, gate_.data());
-  linear(L.w_up, xn_.data(), n_tokens, up_.data());
-  kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * n_ffn_);
-  linear(L.w_down, gate_.data(), n_tokens, o_.data());
+  if (moe_) {
+    moe_->forward(L, layer, xn_.data(), n_tokens, o_.data(), workspace_.data());
+  } else {
+    linear(L.w_gate, xn_.data(), n_tokens, gate_.data());
+    linear(L.w_up, xn_.data(), n_tokens, up_.data());
+    kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * n_ffn_);
+    linear(L.w_down, gate_.data(), n_tokens, o_.data());
+  }
   COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
   kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
   return Status::ok();
@@ -249,7 +255,7 @@ Status Transformer::forward_batch(std::span<const BatchSeq> seqs, const ForwardI
   for (int64_t l = 0; l < shard_.n_layers(); ++l) {
     const LayerWeights& L = w_.layers[l];
     COHORT_RETURN_IF_ERROR(attention_block(L, l, n_tokens));
-    COHORT_RETURN_IF_ERROR(ffn_block(L, n_tokens));
+    COHORT_RETURN_IF_ERROR(ffn_block(L, l, n_tokens));
   }
 
   if (!shard_.outputs) {

@@ -21,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/moe_ffn.h"
 #include "model/shard_spec.h"
 #include "model/weights.h"
 
@@ -55,6 +56,9 @@ class Transformer {
   const ShardSpec& shard() const { return shard_; }
   int64_t max_batch() const { return max_batch_; }
 
+  // Tokens routed to each expert of this shard's layers so far; nullptr for dense models.
+  const ExpertUsage* expert_usage() const { return moe_ ? &moe_->usage() : nullptr; }
+
   // A cache for one sequence of up to n_ctx positions, shaped for this shard.
   Result<KvCache> new_cache(int64_t n_ctx, DType type) const;
 
@@ -78,7 +82,7 @@ class Transformer {
   // Fills row_kv_ / row_pos_ and the rotary tables for the rows of seqs; returns the rows.
   int64_t layout_rows(std::span<const BatchSeq> seqs);
   Status attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
-  Status ffn_block(const LayerWeights& L, int64_t n_tokens);
+  Status ffn_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
   void linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
 
   HParams hp_;
@@ -88,7 +92,8 @@ class Transformer {
   ThreadPool& pool_;
   const kernels::KernelTable& kt_;
   int64_t max_batch_;
-  int64_t n_q_, n_kv_, n_ffn_;  // local widths: q_dim, kv_dim and FFN columns of this shard
+  std::unique_ptr<MoeFfn> moe_;  // mixture-of-experts models only
+  int64_t n_q_, n_kv_, n_ffn_;   // local widths: q_dim, kv_dim and FFN columns of this shard
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
 
   // Scratch, sized once for max_batch tokens: no allocation in the token loop.

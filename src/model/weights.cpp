@@ -25,35 +25,30 @@ class Binder {
   Result<kernels::WeightMatrix> matrix(const std::string& name, int64_t rows, int64_t cols,
                                        int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     TensorCut cut{name, rows, cols, r0, r1, c0, c1, false};
-    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(cut));
-    if (kt_.types[static_cast<uint32_t>(t->type)].vec_dot == nullptr) {
-      return Status::unsupported("model: " + f_.name() + ": tensor '" + name + "' has type " +
-                                 std::string(dtype_name(t->type)) + ", which has no kernels");
-    }
-    const int64_t block = dtype_info(t->type).block_elems;
-    if (c0 % block != 0 || c1 % block != 0) {
-      return Status::invalid_argument("model: " + f_.name() + ": cannot slice columns [" +
-                                      std::to_string(c0) + ", " + std::to_string(c1) + ") of '" +
-                                      name + "': type " + std::string(dtype_name(t->type)) +
-                                      " has blocks of " + std::to_string(block));
-    }
-    record(cut);
-    kernels::WeightMatrix w;
-    w.data = f_.tensor_data(*t);
-    w.type = t->type;
-    if (pre_sliced_) {
-      w.rows = cut.cut_rows();
-      w.cols = cut.cut_cols();
-      w.row_stride = row_bytes(t->type, w.cols);
-      return w;
-    }
-    w.rows = rows;
-    w.cols = cols;
-    w.row_stride = row_bytes(t->type, cols);
-    return w.row_slice(r0, r1).col_slice(c0, c1);
+    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find_matrix(cut));
+    return cut_matrix(cut, f_.tensor_data(*t), t->type);
   }
   Result<kernels::WeightMatrix> matrix(const std::string& name, int64_t rows, int64_t cols) {
     return matrix(name, rows, cols, 0, rows, 0, cols);
+  }
+
+  // Matrices [m0, m1) of a stack of n_mats [rows][cols] matrices, each cut to rows
+  // [r0, r1) and columns [c0, c1).
+  Result<std::vector<kernels::WeightMatrix>> stack(const std::string& name, int64_t n_mats,
+                                                   int64_t m0, int64_t m1, int64_t rows,
+                                                   int64_t cols, int64_t r0, int64_t r1, int64_t c0,
+                                                   int64_t c1) {
+    TensorCut cut{name, rows, cols, r0, r1, c0, c1, false, n_mats, m0, m1};
+    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find_matrix(cut));
+    // Matrices lie one after another, each a whole [rows][cols] (or, pre-sliced, a cut).
+    const size_t mat_bytes = pre_sliced_ ? row_bytes(t->type, cut.cut_cols()) * cut.cut_rows()
+                                         : row_bytes(t->type, cols) * rows;
+    std::vector<kernels::WeightMatrix> out;
+    for (int64_t m = 0; m < cut.cut_mats(); ++m) {
+      const int64_t stored = pre_sliced_ ? m : m0 + m;
+      out.push_back(cut_matrix(cut, f_.tensor_data(*t) + stored * mat_bytes, t->type));
+    }
+    return out;
   }
 
   // Elements [e0, e1) of a vector of n values, converted to f32.
@@ -74,6 +69,42 @@ class Binder {
   Result<std::vector<float>> vec(const std::string& name, int64_t n) { return vec(name, n, 0, n); }
 
  private:
+  // find() plus the checks every matrix needs: kernels for its type, columns cut on block
+  // bounds. Records the cut.
+  Result<const format::GgufTensorInfo*> find_matrix(const TensorCut& cut) {
+    COHORT_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(cut));
+    if (kt_.types[static_cast<uint32_t>(t->type)].vec_dot == nullptr) {
+      return Status::unsupported("model: " + f_.name() + ": tensor '" + cut.name + "' has type " +
+                                 std::string(dtype_name(t->type)) + ", which has no kernels");
+    }
+    const int64_t block = dtype_info(t->type).block_elems;
+    if (cut.c0 % block != 0 || cut.c1 % block != 0) {
+      return Status::invalid_argument(
+          "model: " + f_.name() + ": cannot slice columns [" + std::to_string(cut.c0) + ", " +
+          std::to_string(cut.c1) + ") of '" + cut.name + "': type " +
+          std::string(dtype_name(t->type)) + " has blocks of " + std::to_string(block));
+    }
+    record(cut);
+    return t;
+  }
+
+  // The cut of one [rows][cols] matrix (a cut already, in a shard file) stored at data.
+  kernels::WeightMatrix cut_matrix(const TensorCut& cut, const uint8_t* data, DType type) const {
+    kernels::WeightMatrix w;
+    w.data = data;
+    w.type = type;
+    if (pre_sliced_) {
+      w.rows = cut.cut_rows();
+      w.cols = cut.cut_cols();
+      w.row_stride = row_bytes(type, w.cols);
+      return w;
+    }
+    w.rows = cut.rows;
+    w.cols = cut.cols;
+    w.row_stride = row_bytes(type, cut.cols);
+    return w.row_slice(cut.r0, cut.r1).col_slice(cut.c0, cut.c1);
+  }
+
   Result<const format::GgufTensorInfo*> find(const TensorCut& cut) {
     const format::GgufTensorInfo* t = f_.find_tensor(cut.name);
     if (!t) {
@@ -82,8 +113,9 @@ class Binder {
     }
     const int64_t rows = pre_sliced_ ? cut.cut_rows() : cut.rows;
     const int64_t cols = pre_sliced_ ? cut.cut_cols() : cut.cols;
-    const std::vector<int64_t> shape =
+    std::vector<int64_t> shape =
         cut.is_vector ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
+    if (cut.n_mats) shape.push_back(pre_sliced_ ? cut.cut_mats() : cut.n_mats);
     if (t->shape != shape) {
       return Status::invalid_argument("model: " + f_.name() + ": tensor '" + cut.name +
                                       "' has shape " + shape_str(t->shape) + ", expected " +
@@ -116,6 +148,23 @@ bool read_range(const format::GgufFile& file, const char* key, int64_t* b, int64
   return true;
 }
 
+// The router and the shard's experts of one layer (prefix p: "blk.N.").
+Status bind_experts(Binder& b, const HParams& hp, const ShardSpec& shard, const std::string& p,
+                    LayerWeights* L) {
+  const int64_t dim = hp.dim, E = hp.n_expert, F = hp.ffn_dim;
+  const int64_t e0 = shard.expert_begin, e1 = shard.expert_end;
+  const int64_t f0 = shard.ffn_begin, f1 = shard.ffn_end;
+  COHORT_ASSIGN_OR_RETURN(L->router, b.matrix(p + "ffn_gate_inp.weight", E, dim));
+  COHORT_ASSIGN_OR_RETURN(auto gate,
+                          b.stack(p + "ffn_gate_exps.weight", E, e0, e1, F, dim, f0, f1, 0, dim));
+  COHORT_ASSIGN_OR_RETURN(auto up,
+                          b.stack(p + "ffn_up_exps.weight", E, e0, e1, F, dim, f0, f1, 0, dim));
+  COHORT_ASSIGN_OR_RETURN(auto down,
+                          b.stack(p + "ffn_down_exps.weight", E, e0, e1, dim, F, 0, dim, f0, f1));
+  for (size_t i = 0; i < gate.size(); ++i) L->experts.push_back({gate[i], up[i], down[i]});
+  return Status::ok();
+}
+
 }  // namespace
 
 std::optional<ShardSpec> shard_file_spec(const format::GgufFile& file) {
@@ -123,6 +172,11 @@ std::optional<ShardSpec> shard_file_spec(const format::GgufFile& file) {
   if (!read_range(file, "cohort.shard.layers", &s.layer_begin, &s.layer_end) ||
       !read_range(file, "cohort.shard.heads", &s.head_begin, &s.head_end) ||
       !read_range(file, "cohort.shard.ffn", &s.ffn_begin, &s.ffn_end)) {
+    return std::nullopt;
+  }
+  // Absent in shards of dense models (their expert range is empty).
+  if (file.get_array("cohort.shard.experts") &&
+      !read_range(file, "cohort.shard.experts", &s.expert_begin, &s.expert_end)) {
     return std::nullopt;
   }
   s.embeds = file.get_bool("cohort.shard.embeds").value_or(false);
@@ -179,6 +233,11 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
     COHORT_ASSIGN_OR_RETURN(L.wo,
                             b.matrix(p + "attn_output.weight", dim, hp.q_dim(), 0, dim, q0, q1));
     COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", dim));
+    if (hp.is_moe()) {
+      COHORT_RETURN_IF_ERROR(bind_experts(b, hp, shard, p, &L));
+      w.layers.push_back(std::move(L));
+      continue;
+    }
     COHORT_ASSIGN_OR_RETURN(L.w_gate,
                             b.matrix(p + "ffn_gate.weight", hp.ffn_dim, dim, f0, f1, 0, dim));
     COHORT_ASSIGN_OR_RETURN(L.w_up, b.matrix(p + "ffn_up.weight", hp.ffn_dim, dim, f0, f1, 0, dim));

@@ -16,6 +16,12 @@
 
 namespace cohort::model {
 
+// One expert's FFN in a mixture-of-experts layer, sliced to the rank's FFN columns.
+struct ExpertWeights {
+  kernels::WeightMatrix gate, up;  // rows sliced to this rank's FFN columns
+  kernels::WeightMatrix down;      // columns sliced likewise
+};
+
 struct LayerWeights {
   std::vector<float> attn_norm;        // [dim]
   kernels::WeightMatrix wq, wk, wv;    // rows sliced to this rank's heads
@@ -25,6 +31,10 @@ struct LayerWeights {
   std::vector<float> ffn_norm;         // [dim]
   kernels::WeightMatrix w_gate, w_up;  // rows sliced to this rank's FFN columns
   kernels::WeightMatrix w_down;        // columns sliced likewise
+  // Mixture of experts (instead of w_gate/w_up/w_down): the router, whole on every rank,
+  // and the experts [shard.expert_begin, shard.expert_end), in order.
+  kernels::WeightMatrix router;  // [n_expert rows][dim]
+  std::vector<ExpertWeights> experts;
 };
 
 // One tensor as a shard uses it: rows [r0, r1) and columns [c0, c1) of a [rows][cols]
@@ -35,10 +45,17 @@ struct TensorCut {
   int64_t rows = 1, cols = 0;
   int64_t r0 = 0, r1 = 1, c0 = 0, c1 = 0;
   bool is_vector = false;  // GGUF shape {cols} rather than {cols, rows}
+  // A stack of n_mats such matrices (GGUF shape {cols, rows, n_mats}: a layer's experts),
+  // of which matrices [m0, m1) are used, each cut alike; n_mats is 0 for a single matrix.
+  int64_t n_mats = 0, m0 = 0, m1 = 0;
+
+  int64_t cut_mats() const { return n_mats ? m1 - m0 : 1; }
 
   int64_t cut_rows() const { return r1 - r0; }
   int64_t cut_cols() const { return c1 - c0; }
-  bool whole() const { return r0 == 0 && r1 == rows && c0 == 0 && c1 == cols; }
+  bool whole() const {
+    return r0 == 0 && r1 == rows && c0 == 0 && c1 == cols && m0 == 0 && m1 == n_mats;
+  }
 };
 
 // A shard file (model/shard_export.h) records the ShardSpec it was cut for; nullopt for an

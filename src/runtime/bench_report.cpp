@@ -1,7 +1,9 @@
 #include "runtime/bench_report.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <vector>
 
 namespace cohort::runtime {
 namespace {
@@ -76,6 +78,40 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       static_cast<unsigned long long>(m.model_bytes),
       static_cast<unsigned long long>(m.bytes_per_token),
       static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac);
+}
+
+std::string expert_usage_text(const model::ExpertUsage& u) {
+  std::string s = format("expert usage (tokens routed to each of %lld experts, per layer):\n",
+                         static_cast<long long>(u.n_expert));
+  for (int64_t l = u.layer_begin; l < u.layer_begin + u.n_layers; ++l) {
+    std::vector<int64_t> order(static_cast<size_t>(u.n_expert));
+    uint64_t total = 0, unused = 0;
+    for (int64_t e = 0; e < u.n_expert; ++e) {
+      order[e] = e;
+      total += u.at(l, e);
+      unused += u.at(l, e) == 0;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return u.at(l, a) > u.at(l, b); });
+    s += format("  layer %3lld: min %llu mean %.1f max %llu; unused %llu; busiest", (long long)l,
+                (unsigned long long)u.at(l, order.back()), double(total) / u.n_expert,
+                (unsigned long long)u.at(l, order.front()), (unsigned long long)unused);
+    for (size_t i = 0; i < std::min<size_t>(3, order.size()); ++i)
+      s += format(" #%lld (%llu)", (long long)order[i], (unsigned long long)u.at(l, order[i]));
+    s += "\n";
+  }
+  return s;
+}
+
+std::string expert_usage_json_lines(const model::ExpertUsage& u) {
+  std::string s;
+  for (int64_t l = u.layer_begin; l < u.layer_begin + u.n_layers; ++l) {
+    s += format("{\"test\":\"expert_usage\",\"layer\":%lld,\"tokens\":[", (long long)l);
+    for (int64_t e = 0; e < u.n_expert; ++e)
+      s += format("%s%llu", e ? "," : "", (unsigned long long)u.at(l, e));
+    s += "]}\n";
+  }
+  return s;
 }
 
 std::string roofline_text(const Roofline& roof) {

@@ -31,6 +31,12 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 
+// A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
+// over experts (min/mean/max, the busiest three, how many got none); for scripts, one JSON
+// object per layer with test "expert_usage" and every expert's count.
+std::string expert_usage_text(const model::ExpertUsage& u);
+std::string expert_usage_json_lines(const model::ExpertUsage& u);
+
 // Several lines for people, and one JSON object with test "roofline".
 std::string roofline_text(const Roofline& roof);
 std::string roofline_json_line(const Roofline& roof);

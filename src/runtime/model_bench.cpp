@@ -59,6 +59,8 @@ ModelFacts model_facts(const format::GgufFile& file) {
   const size_t slash = f.name.find_last_of('/');
   if (slash != std::string::npos) f.name = f.name.substr(slash + 1);
   const bool tied = file.find_tensor("output.weight") == nullptr;
+  const Result<model::HParams> hp = model::HParams::from_gguf(file);
+  const bool moe = hp.is_ok() && hp->is_moe();
   std::map<DType, uint64_t> matrix_bytes;
   for (const format::GgufTensorInfo& t : file.tensors()) {
     f.model_bytes += t.bytes;
@@ -68,8 +70,13 @@ ModelFacts model_facts(const format::GgufFile& file) {
       // One row per token: negligible, and not what bounds the forward pass.
       continue;
     }
-    f.bytes_per_token += t.bytes;
-    if (matrix) f.params_per_token += static_cast<uint64_t>(t.n_elements());
+    uint64_t bytes = t.bytes, params = matrix ? static_cast<uint64_t>(t.n_elements()) : 0;
+    if (moe && t.name.find("_exps.") != std::string_view::npos) {
+      bytes = bytes / hp->n_expert * hp->n_expert_used;
+      params = params / hp->n_expert * hp->n_expert_used;
+    }
+    f.bytes_per_token += bytes;
+    f.params_per_token += params;
   }
   uint64_t most = 0;
   for (const auto& [type, bytes] : matrix_bytes) {
@@ -83,7 +90,8 @@ ModelFacts model_facts(const format::GgufFile& file) {
 
 Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
                                                  const kernels::KernelTable& kt, ThreadPool& pool,
-                                                 int64_t batch, const BenchOptions& o) {
+                                                 int64_t batch, const BenchOptions& o,
+                                                 model::ExpertUsage* usage) {
   COHORT_ASSIGN_OR_RETURN(model::HParams hp, model::HParams::from_gguf(file));
   std::unique_ptr<comm::Communicator> comm = comm::make_local_communicator();
   COHORT_ASSIGN_OR_RETURN(
@@ -125,6 +133,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     }
     out.push_back(summarize("tg" + std::to_string(o.n_gen), o.n_gen, tok_s));
   }
+  if (usage && model.expert_usage()) *usage = *model.expert_usage();
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "format/gguf.h"
 #include "kernels/kernels.h"
+#include "model/moe_ffn.h"
 
 namespace cohort::runtime {
 
@@ -24,7 +25,9 @@ struct ModelFacts {
   uint64_t model_bytes = 0;       // every tensor in the file
   uint64_t bytes_per_token = 0;   // weights one token's forward reads: all tensors but the
                                   // embedding table (one row of it), which counts whole when
-                                  // it is also the output projection
+                                  // it is also the output projection, and of a mixture of
+                                  // experts only the experts a token is routed to
+                                  // (n_expert_used of n_expert: the active parameters)
   uint64_t params_per_token = 0;  // matrix elements multiplied per token, same rule: a
                                   // forward costs 2 x params_per_token FLOP (attention aside)
 };
@@ -50,9 +53,12 @@ struct BenchResult {
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,
 // prompt steps of at most batch tokens, an F16 cache just long enough for the tests), then
 // runs the pp test and the tg test. Token ids are fixed pseudo-random ids of the
-// vocabulary. Errors: the model cannot be built, or a forward step fails.
+// vocabulary. Errors: the model cannot be built, or a forward step fails. usage, when given,
+// receives a mixture-of-experts model's routing counts over all tests (left empty for a
+// dense model).
 Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
                                                  const kernels::KernelTable& kt, ThreadPool& pool,
-                                                 int64_t batch, const BenchOptions& o);
+                                                 int64_t batch, const BenchOptions& o,
+                                                 model::ExpertUsage* usage = nullptr);
 
 }  // namespace cohort::runtime

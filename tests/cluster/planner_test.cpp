@@ -142,5 +142,65 @@ TEST(Planner, RefusesWhatDoesNotFitOrCannotSplit) {
   EXPECT_FALSE(plan_placement(nodes(9), LinkMatrix::uniform(9, 1, 1e9), toy(8), o).is_ok());
 }
 
+// A mixture of experts: 8 experts of 256 columns, top 2, experts 3/4 of each layer's bytes.
+ModelDesc toy_moe() {
+  ModelDesc d = toy();
+  d.hp.n_expert = 8;
+  d.hp.n_expert_used = 2;
+  d.layer_bytes = 4 << 20;
+  d.expert_bytes = 3 << 20;
+  return d;
+}
+
+TEST(Planner, ExpertModeSpreadsWholeExpertsByMemoryAndSaysSo) {
+  PlanOptions o;
+  o.mode = ParallelMode::kExpert;
+  auto ns = nodes(3);
+  ns[2].free_bytes *= 2;  // twice the memory: about twice the experts
+  auto p = plan_placement(ns, LinkMatrix::uniform(3, 10, 1e9), toy_moe(), o);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->mode, ParallelMode::kExpert);
+  ASSERT_EQ(p->n_stages(), 1);
+  int64_t next = 0;
+  for (const RankPlan& r : p->ranks) {
+    EXPECT_EQ(r.shard.expert_begin, next);
+    EXPECT_EQ(r.shard.n_ffn(), 256) << "experts are whole";
+    next = r.shard.expert_end;
+  }
+  EXPECT_EQ(next, 8);
+  EXPECT_GT(p->ranks[2].shard.n_experts(), p->ranks[0].shard.n_experts());
+  EXPECT_NE(p->why.find("expert parallel"), std::string::npos) << p->why;
+  EXPECT_NE(p->to_string().find("experts [0,"), std::string::npos) << p->to_string();
+  // More ranks than experts, and a dense model, are refused with a reason.
+  ModelDesc wide = toy_moe();
+  wide.hp.n_heads = 32;  // enough heads for 9 ranks: the experts are what runs out
+  auto many = plan_placement(nodes(9), LinkMatrix::uniform(9, 10, 1e9), wide, o);
+  ASSERT_FALSE(many.is_ok());
+  EXPECT_NE(many.status().message().find("only 8 experts"), std::string::npos)
+      << many.status().message();
+  auto dense = plan_placement(nodes(2), LinkMatrix::uniform(2, 10, 1e9), toy(), o);
+  ASSERT_FALSE(dense.is_ok());
+  EXPECT_NE(dense.status().message().find("dense"), std::string::npos);
+}
+
+TEST(Planner, TensorModeSlicesEveryExpertAndAutoExplainsIt) {
+  PlanOptions o;
+  o.mode = ParallelMode::kAuto;
+  auto p = plan_placement(nodes(2), LinkMatrix::uniform(2, 5, 1e9), toy_moe(), o);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->mode, ParallelMode::kTensor);
+  for (const RankPlan& r : p->ranks) {
+    EXPECT_EQ(r.shard.expert_begin, 0);
+    EXPECT_EQ(r.shard.expert_end, 8);
+    EXPECT_EQ(r.shard.n_ffn(), 128);
+  }
+  EXPECT_NE(p->why.find("8 experts each sliced by FFN columns"), std::string::npos) << p->why;
+  // Only the active experts count towards a token's compute.
+  EXPECT_EQ(toy_moe().active_layer_bytes(), (1u << 20) + (3u << 20) / 4);
+  auto mode = parse_parallel_mode("expert");
+  ASSERT_TRUE(mode.is_ok());
+  EXPECT_EQ(*mode, ParallelMode::kExpert);
+}
+
 }  // namespace
 }  // namespace cohort::cluster

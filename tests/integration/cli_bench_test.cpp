@@ -11,6 +11,7 @@
 
 #include "support/shared_data.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace cohort {
 namespace {
@@ -53,6 +54,40 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
     ASSERT_TRUE(j.contains("tok_s_sd") && j["tok_s_sd"].is_number()) << j.dump();
     EXPECT_GE(j["tok_s_sd"].get<double>(), 0.0);
   }
+}
+
+// A mixture-of-experts model: bytes per token count only the routed experts, and the
+// routing counts follow the results (per layer, every token routed to 2 of 8 experts).
+TEST(CliBench, MixtureOfExpertsPrintsExpertUsage) {
+  testing::TempDir dir;
+  const std::string model = dir.file("moe.gguf");
+  ASSERT_EQ(run_command(kBin + " synth --arch qwen3moe --dim 64 --layers 2 --heads 4 --kv-heads 2 "
+                               "--experts 8 --experts-used 2 --expert-ffn 64 --vocab 320 -o " +
+                               model + " 2>/dev/null")
+                .exit_code,
+            0);
+  auto r = run_command(kBin + " bench -m " + model + " -t 1 -p 6 -n 4 -r 1 --json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;  // pp6, tg4, then layers 0 and 1
+  const auto bytes = std::filesystem::file_size(model);
+  EXPECT_LT(lines[0].value("bytes_per_token", uint64_t{0}), bytes / 2) << lines[0].dump();
+  // Warm-up and one timed repetition of each test: 2 x 6 prompt tokens, 2 x (4 prompt + 4
+  // generated) tokens, each routed to 2 experts.
+  const uint64_t want = 2 * (2 * 6 + 2 * (4 + 4));
+  for (size_t l = 0; l < 2; ++l) {
+    const nlohmann::json& j = lines[2 + l];
+    EXPECT_EQ(j.value("test", ""), "expert_usage");
+    EXPECT_EQ(j.value("layer", -1), static_cast<int>(l));
+    ASSERT_TRUE(j.contains("tokens") && j["tokens"].size() == 8u) << j.dump();
+    uint64_t sum = 0;
+    for (const auto& v : j["tokens"]) sum += v.get<uint64_t>();
+    EXPECT_EQ(sum, want) << j.dump();
+  }
+  auto table = run_command(kBin + " bench -m " + model + " -t 1 -p 0 -n 2 -r 1 2>/dev/null");
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("expert usage"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("layer   1: min"), std::string::npos) << table.out;
 }
 
 TEST(CliBench, TableAndSkippedTests) {

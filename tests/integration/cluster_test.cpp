@@ -78,7 +78,7 @@ class Cluster : public ::testing::Test {
   // Greedy tokens must equal one node's, but for a first divergence at a near-tie
   // (support/greedy_trace.h).
   void expect_same_as_one_node(const std::string& model, int n_workers, const std::string& mode,
-                               const std::string& transport) {
+                               const std::string& transport, const std::string& extra = "") {
     SCOPED_TRACE(mode + " over " + transport + " with " + std::to_string(n_workers + 1) + " nodes");
     const std::string t1 = dir_->file("single.trace"), tn = dir_->file("multi.trace");
     const auto single = run(model, "--trace " + t1, 64);
@@ -87,7 +87,7 @@ class Cluster : public ::testing::Test {
     const auto multi =
         run(model,
             "--trace " + tn + " --workers " + workers_arg(n_workers) + " --parallel " + mode +
-                " --transport " + transport + " --key-file " + key_,
+                " --transport " + transport + " --key-file " + key_ + " " + extra,
             64, &log);
     EXPECT_EQ(multi.exit_code, 0) << log;
     EXPECT_NE(log.find(std::string("mode ") + mode), std::string::npos) << log;
@@ -135,6 +135,28 @@ TEST_F(Cluster, SyntheticQuantizedModels) {
     expect_same_as_one_node(model, 3, "tensor", "tcp");
     expect_same_as_one_node(model, 2, "pipeline", "shm");
     expect_same_as_one_node(model, 3, "hybrid", "tcp");
+  }
+}
+
+// Mixture-of-experts models (qwen3moe 8 experts top-2 in q8_0, Mixtral-style llama 8 experts
+// top-2 in q4_0): experts sliced by columns (tensor) and spread whole (expert) on 2 and 3
+// nodes, and expert shards shipped to workers that are told not to read the file. (Seed 2:
+// both models generate all 64 tokens before an end of text.)
+TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
+  for (const auto& [arch, type] : {std::pair<std::string, std::string>{"qwen3moe", "q8_0"},
+                                   std::pair<std::string, std::string>{"llama", "q4_0"}}) {
+    const std::string model = dir_->file("moe-" + arch + "-" + type + ".gguf");
+    ASSERT_EQ(run_command(kBin + " synth --arch " + arch +
+                          " --dim 128 --layers 3 --heads 8 --kv-heads 4 --ffn 256 --experts 8 "
+                          "--experts-used 2 --expert-ffn 128 --vocab 400 --seed 2 --type " +
+                          type + " -o " + model + " 2>/dev/null")
+                  .exit_code,
+              0);
+    for (int workers : {1, 2}) {
+      expect_same_as_one_node(model, workers, "tensor", "tcp");
+      expect_same_as_one_node(model, workers, "expert", "tcp");
+    }
+    expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
   }
 }
 

@@ -1,7 +1,7 @@
 // The forward pass against a deliberately naive re-implementation of each architecture
 // (double precision, whole weights dequantized, no KV cache, no kernels table): catches
 // mistakes in the semantics (rope pairing, GQA mapping, qwen2 biases, qwen3 Q/K norms,
-// tied output) rather than in the arithmetic.
+// tied output, mixture-of-experts routing) rather than in the arithmetic.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,6 +38,20 @@ struct Naive {
     return m;
   }
   Vec vec(const std::string& name) const { return mat(name)[0]; }
+  // Matrix e of a stack of matrices (GGUF shape {cols, rows, n}).
+  Mat expert(const std::string& name, int64_t e) const {
+    const auto* t = f.find_tensor(name);
+    EXPECT_TRUE(t != nullptr && t->shape.size() == 3) << name;
+    const int64_t cols = t->shape[0], rows = t->shape[1];
+    const uint8_t* base = f.tensor_data(*t) + e * rows * row_bytes(t->type, cols);
+    std::vector<float> row(cols);
+    Mat m(rows, Vec(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      dequantize_row(t->type, base + r * row_bytes(t->type, cols), row.data(), cols);
+      for (int64_t c = 0; c < cols; ++c) m[r][c] = row[c];
+    }
+    return m;
+  }
   bool has(const std::string& name) const { return f.find_tensor(name) != nullptr; }
 
   static Vec matvec(const Mat& w, const Vec& x) {
@@ -65,6 +79,32 @@ struct Naive {
       const double x0 = h[a], x1 = h[b];
       h[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
       h[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+    }
+  }
+
+  // Mixture of experts, Mixtral's formulation: the top-k router logits (sorted by a full
+  // sort), then a softmax over those k (the engine computes qwen3moe's softmax over all,
+  // renormalised over the k: the same weights).
+  void moe_ffn(const std::string& p, std::vector<Vec>& x) const {
+    const Mat router = mat(p + "ffn_gate_inp.weight");
+    for (Vec& xt : x) {
+      const Vec xn = rmsnorm(xt, vec(p + "ffn_norm.weight"));
+      const Vec logits = matvec(router, xn);
+      std::vector<int64_t> order(logits.size());
+      for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+      double sum = 0;
+      for (int64_t j = 0; j < hp.n_expert_used; ++j) sum += std::exp(logits[order[j]]);
+      for (int64_t j = 0; j < hp.n_expert_used; ++j) {
+        const int64_t e = order[j];
+        const double weight = std::exp(logits[e]) / sum;
+        Vec g = matvec(expert(p + "ffn_gate_exps.weight", e), xn);
+        const Vec u = matvec(expert(p + "ffn_up_exps.weight", e), xn);
+        for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
+        const Vec d = matvec(expert(p + "ffn_down_exps.weight", e), g);
+        for (int64_t i = 0; i < hp.dim; ++i) xt[i] += weight * d[i];
+      }
     }
   }
 
@@ -126,6 +166,10 @@ struct Naive {
         const Vec o = matvec(wo, att);
         for (int64_t i = 0; i < hp.dim; ++i) x[t][i] += o[i];
       }
+      if (hp.is_moe()) {
+        moe_ffn(p, x);
+        continue;
+      }
       const Mat wg = mat(p + "ffn_gate.weight"), wu = mat(p + "ffn_up.weight"),
                 wd = mat(p + "ffn_down.weight");
       for (int64_t t = 0; t < n; ++t) {
@@ -151,6 +195,7 @@ struct Case {
   bool tied;
   int64_t head_dim;
   bool llama3_rope = false;
+  int64_t n_expert = 0, n_expert_used = 0;
 };
 
 class NaiveForwardTest : public ::testing::TestWithParam<Case> {};
@@ -170,6 +215,9 @@ TEST_P(NaiveForwardTest, LogitsMatchNaiveDoublePrecision) {
   sc.type = c.type;
   sc.tied_embeddings = c.tied;
   sc.llama3_rope = c.llama3_rope;
+  sc.n_expert = c.n_expert;
+  sc.n_expert_used = c.n_expert_used;
+  sc.expert_ffn_dim = c.n_expert ? 64 : 0;
   ASSERT_TRUE(model::write_synthetic_model(sc, dir.file("m.gguf")).is_ok());
   auto file = format::GgufFile::open(dir.file("m.gguf"));
   ASSERT_TRUE(file.is_ok()) << file.status().message();
@@ -210,11 +258,17 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"llama", DType::kF32, false, 0}, Case{"llama", DType::kF32, true, 0},
                       Case{"llama", DType::kF32, false, 32, true},
                       Case{"llama", DType::kF16, false, 0}, Case{"qwen2", DType::kF32, false, 0},
-                      Case{"qwen3", DType::kF32, false, 16}, Case{"qwen3", DType::kBF16, true, 8}),
+                      Case{"qwen3", DType::kF32, false, 16}, Case{"qwen3", DType::kBF16, true, 8},
+                      Case{"qwen3moe", DType::kF32, false, 16, false, 8, 2},
+                      Case{"qwen3moe", DType::kF16, true, 0, false, 16, 4},
+                      Case{"llama", DType::kF32, false, 0, false, 8, 2}),
     [](const ::testing::TestParamInfo<Case>& p) {
       return std::string(p.param.arch) + "_" + std::string(dtype_name(p.param.type)) +
              (p.param.tied ? "_tied" : "") + "_hd" + std::to_string(p.param.head_dim) +
-             (p.param.llama3_rope ? "_rope_freqs" : "");
+             (p.param.llama3_rope ? "_rope_freqs" : "") +
+             (p.param.n_expert ? "_experts" + std::to_string(p.param.n_expert) + "_top" +
+                                     std::to_string(p.param.n_expert_used)
+                               : "");
     });
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The forward pass split across ranks of an in-process group (one thread per rank) gives
 // the single-node result: tensor-parallel head/FFN splits (even, uneven, and not aligned to
-// GQA groups, which replicates KV heads) and pipeline layer splits. This is the seam the
-// cluster builds on: model/ only sees a ShardSpec and a Communicator.
+// GQA groups, which replicates KV heads) and pipeline layer splits, of dense models and of
+// mixture-of-experts models (qwen3moe, Mixtral-style llama), whose experts are also spread
+// across ranks (expert parallel). This is the seam the cluster builds on: model/ only sees a
+// ShardSpec and a Communicator.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,20 +22,43 @@ namespace cohort {
 namespace {
 
 struct Split {
-  std::vector<std::pair<int64_t, int64_t>> heads, ffn, layers;  // per rank
+  using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+  Split(Ranges h, Ranges f, Ranges l, Ranges e = {})
+      : heads(std::move(h)), ffn(std::move(f)), layers(std::move(l)), experts(std::move(e)) {}
+  Ranges heads, ffn, layers;  // per rank
+  Ranges experts;             // per rank, or empty: all experts
 };
 
-class ShardedForward : public ::testing::TestWithParam<DType> {
+// A model: dense, or with experts (each as wide as the dense FFN, so that the same FFN
+// column splits apply to both).
+struct ModelCase {
+  DType type;
+  const char* arch = "llama";
+  int64_t n_expert = 0, n_expert_used = 0;
+};
+
+std::string case_name(const ::testing::TestParamInfo<ModelCase>& p) {
+  std::string name = std::string(p.param.arch) + "_" + std::string(dtype_name(p.param.type));
+  if (p.param.n_expert)
+    name += "_experts" + std::to_string(p.param.n_expert) + "_top" +
+            std::to_string(p.param.n_expert_used);
+  return name;
+}
+
+class ShardedForward : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     model::SynthConfig c;
+    c.arch = GetParam().arch;
     c.dim = 128;
     c.n_layers = 3;
     c.n_heads = 8;
     c.n_kv_heads = 4;
     c.ffn_dim = 256;
+    c.n_expert = GetParam().n_expert;
+    c.n_expert_used = GetParam().n_expert_used;
     c.n_vocab = 400;
-    c.type = GetParam();
+    c.type = GetParam().type;
     c.seed = 5;
     ASSERT_TRUE(model::write_synthetic_model(c, dir_.file("m.gguf")).is_ok());
     auto f = format::GgufFile::open(dir_.file("m.gguf"));
@@ -76,7 +101,8 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
       s.outputs = r == n - 1;
     } else {
       std::tie(s.head_begin, s.head_end) = split.heads[r];
-      std::tie(s.ffn_begin, s.ffn_end) = split.ffn[r];
+      if (!split.ffn.empty()) std::tie(s.ffn_begin, s.ffn_end) = split.ffn[r];
+      if (!split.experts.empty()) std::tie(s.expert_begin, s.expert_end) = split.experts[r];
     }
     ThreadPool pool(1);
     // Pipeline stages pass activations with the group's send/recv; inside a stage there is
@@ -91,9 +117,13 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
       if (bytes->size() != w.total_bytes()) return Status::internal("total_bytes() is wrong");
       COHORT_ASSIGN_OR_RETURN(auto f, format::GgufFile::from_bytes("shard", bytes));
       shard_file.emplace(std::move(f));
-      uint64_t tensor_bytes = 0;
-      for (const auto& t : shard_file->tensors()) tensor_bytes += t.bytes;
+      uint64_t tensor_bytes = 0, expert_bytes = 0;
+      for (const auto& t : shard_file->tensors()) {
+        tensor_bytes += t.bytes;
+        if (std::string(t.name).find("_exps.") != std::string::npos) expert_bytes += t.bytes;
+      }
       shard_tensor_bytes_[r] = tensor_bytes;
+      shard_expert_bytes_[r] = expert_bytes;
     }
     COHORT_ASSIGN_OR_RETURN(auto m, model::Transformer::create(shard_file ? *shard_file : *file_, s,
                                                                tp, pool, kernels::best(), 6));
@@ -129,7 +159,7 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
     // are re-quantized to int8 after each layer, and a value that moves by an ulp across a
     // rounding boundary moves by a whole int8 step; measured up to 0.7% of the largest logit
     // (q8_0, 4 ranks), where the same split in f32 stays under 1e-6.
-    const double tol = GetParam() == DType::kF32 ? 1e-5 : 1e-2;
+    const double tol = GetParam().type == DType::kF32 ? 1e-5 : 1e-2;
     EXPECT_LT(max_err, tol * max_mag) << "max |err| " << max_err << " of " << max_mag;
     // Greedy tokens agree except at near-ties: positions whose top-2 margin on one node is
     // within twice the largest deviation.
@@ -153,6 +183,7 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
     const std::vector<float> whole = run(split);
     from_shard_files_ = true;
     shard_tensor_bytes_.assign(8, 0);
+    shard_expert_bytes_.assign(8, 0);
     const std::vector<float> shipped = run(split);
     from_shard_files_ = false;
     ASSERT_EQ(whole.size(), shipped.size());
@@ -162,6 +193,7 @@ class ShardedForward : public ::testing::TestWithParam<DType> {
   testing::TempDir dir_;
   bool from_shard_files_ = false;
   std::vector<uint64_t> shard_tensor_bytes_ = std::vector<uint64_t>(8, 0);
+  std::vector<uint64_t> shard_expert_bytes_ = std::vector<uint64_t>(8, 0);
   std::unique_ptr<format::GgufFile> file_;
   model::HParams hp_;
   std::vector<int32_t> seq_;
@@ -178,7 +210,7 @@ TEST_P(ShardedForward, TensorParallelThreeRanksUneven) {
 
 TEST_P(ShardedForward, TensorParallelSplitInsideGqaGroupReplicatesKvHeads) {
   // Heads 0..2 and 3..7: KV head 1 (read by heads 2 and 3) lives on both ranks.
-  if (GetParam() == DType::kF32) {
+  if (GetParam().type == DType::kF32) {
     expect_close(run({{{0, 3}, {3, 8}}, {{0, 100}, {100, 256}}, {}}));
     return;
   }
@@ -246,10 +278,45 @@ TEST_P(ShardedForward, ShardFileServesOnlyItsShard) {
   EXPECT_EQ(model::shard_key(1, 2, s).size(), 16u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, ShardedForward, ::testing::Values(DType::kF32, DType::kQ8_0),
-                         [](const ::testing::TestParamInfo<DType>& p) {
-                           return std::string(dtype_name(p.param));
-                         });
+TEST_P(ShardedForward, ExpertParallelTwoAndThreeRanks) {
+  if (!hp_.is_moe()) GTEST_SKIP() << "dense model: no experts to spread";
+  // Whole experts on each rank (attention heads still split): the router runs on every rank,
+  // each runs the chosen experts it holds, the all-reduce sums their outputs.
+  expect_close(run({{{0, 4}, {4, 8}}, {}, {}, {{0, 4}, {4, 8}}}));
+  expect_close(run({{{0, 2}, {2, 4}, {4, 8}}, {}, {}, {{0, 3}, {3, 5}, {5, 8}}}));
+  // Both at once: experts spread over pairs of ranks, each pair slicing its experts' columns.
+  expect_close(run({{{0, 2}, {2, 4}, {4, 6}, {6, 8}},
+                    {{0, 128}, {128, 256}, {0, 128}, {128, 256}},
+                    {},
+                    {{0, 4}, {0, 4}, {4, 8}, {4, 8}}}));
+}
+
+TEST_P(ShardedForward, ExpertShardFilesHoldOnlyTheirExperts) {
+  if (!hp_.is_moe()) GTEST_SKIP() << "dense model: no experts to spread";
+  expect_shard_files_identical({{{0, 2}, {2, 4}, {4, 8}}, {}, {}, {{0, 3}, {3, 5}, {5, 8}}});
+  // Expert ranges partition the experts: the ranks' shard files hold each expert once.
+  uint64_t whole = 0, parts = 0;
+  for (const auto& t : file_->tensors())
+    if (std::string(t.name).find("_exps.") != std::string::npos) whole += t.bytes;
+  for (uint64_t b : shard_expert_bytes_) parts += b;
+  EXPECT_EQ(parts, whole);
+  // An expert range outside the model is refused with a clear error.
+  model::ShardSpec s = model::ShardSpec::whole(hp_);
+  s.expert_end = hp_.n_expert + 1;
+  auto local = comm::make_local_communicator();
+  ThreadPool pool(1);
+  auto m = model::Transformer::create(*file_, s, *local, pool, kernels::best(), 6);
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("bad expert range"), std::string::npos)
+      << m.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ShardedForward,
+                         ::testing::Values(ModelCase{DType::kF32}, ModelCase{DType::kQ8_0},
+                                           ModelCase{DType::kF32, "qwen3moe", 8, 2},
+                                           ModelCase{DType::kQ8_0, "qwen3moe", 8, 2},
+                                           ModelCase{DType::kQ4_0, "llama", 8, 2}),
+                         case_name);
 
 TEST(InProcessGroup, CollectivesAndTimeouts) {
   auto g = comm::make_in_process_group(3);
