@@ -12,6 +12,7 @@
 
 #include "runtime/chat_renderer.h"
 #include "runtime/engine.h"
+#include "runtime/serving_stats.h"
 #include "runtime/slot_scheduler.h"
 #include "runtime/stepper.h"
 #include "text/tokenizer.h"
@@ -29,6 +30,7 @@ class GenerationEngine final : public Engine {
         tok_(tokenizer),
         renderer_(std::move(renderer)),
         info_(std::move(info)),
+        stats_(stepper.n_slots()),
         scheduler_(stepper, [&tokenizer](int32_t id) { return tokenizer.is_eog(id); }) {}
 
   bool ready() const override { return true; }
@@ -42,7 +44,12 @@ class GenerationEngine final : public Engine {
   }
   Result<CompletionResult> complete(const CompletionRequest& request) override;
 
+  // Requests, tokens, queue and tok/s so far. Thread-safe.
+  EngineStats stats() const { return stats_.snapshot(); }
+
  private:
+  // complete() without the bookkeeping of its outcome.
+  Result<CompletionResult> generate(const CompletionRequest& request);
   std::vector<int32_t> encode(const std::string& prompt, bool prompt_is_chat) const;
 
   std::string name_;
@@ -50,6 +57,7 @@ class GenerationEngine final : public Engine {
   const text::Tokenizer& tok_;
   ChatRenderer renderer_;
   ModelInfo info_;
+  ServingStats stats_;
   SlotScheduler scheduler_;  // last: its engine thread may use the members above
 };
 
