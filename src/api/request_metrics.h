@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <tuple>
+#include <string_view>
 
 #include "api/http_message.h"
 

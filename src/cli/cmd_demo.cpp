@@ -133,6 +133,7 @@ int demo(const DemoConfig& cfg) {
   if (synthetic) {
     so.model.model_path = (*workers)->dir() + "/synthetic-demo.gguf";
     so.name = "synthetic-demo";
+    so.model_note = "RANDOM WEIGHTS (synthetic): the text is noise";
     Status st = make_synthetic_model(so.model.model_path);
     if (!st.is_ok()) {
       std::fprintf(stderr, "error: demo: %s\n", st.message().c_str());

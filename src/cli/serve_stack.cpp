@@ -53,6 +53,7 @@ Result<std::unique_ptr<ServeStack>> start_serving(const ServeOptions& cfg) {
   api::LiveSources live;
   live.model_name = stack->name;
   live.model_summary = ms.hparams.summary();
+  if (!cfg.model_note.empty()) live.model_summary = cfg.model_note + "; " + live.model_summary;
   const ServeStack* self = stack.get();
   live.cluster = [self] { return self->cluster_view(); };
   live.events = stack->events.get();

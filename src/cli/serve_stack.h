@@ -21,7 +21,8 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 52415;  // 0: any free port (ServeStack::port())
   std::string api_key;
-  std::string name;  // the model id clients use (default: the file name)
+  std::string name;        // the model id clients use (default: the file name)
+  std::string model_note;  // shown next to the model on the dashboard, e.g. "random weights"
 };
 
 // Members are destroyed in reverse order: the server stops before the engine and the
