@@ -3,7 +3,7 @@
 // output says it has random weights.
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <cctype>
 #include <string>
 
 #include "support/shared_data.h"
@@ -16,14 +16,28 @@ using testing::run_command;
 
 const std::string kBin = COHORT_BINARY;
 
+// True when s has a run of 3 or more ASCII letters (a word, not noise).
+bool has_word(const std::string& s) {
+  int run = 0;
+  for (char c : s) {
+    run = std::isalpha(static_cast<unsigned char>(c)) ? run + 1 : 0;
+    if (run >= 3) return true;
+  }
+  return false;
+}
+
 void expect_three_node_demo(const std::string& out) {
   EXPECT_NE(out.find("placement ("), std::string::npos) << out;
   EXPECT_NE(out.find("3 nodes"), std::string::npos) << out;
   for (const char* node : {"head ", "worker0 ", "worker1 "}) {
     EXPECT_NE(out.find(std::string("  ") + node), std::string::npos) << node << "\n" << out;
   }
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\d+ tokens in [\d.]+ s: [\d.]+ tok/s)"))) << out;
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(dashboard: http://127\.0\.0\.1:\d+/)"))) << out;
+  const size_t tokens = out.find(" tokens in ");
+  ASSERT_NE(tokens, std::string::npos) << out;
+  EXPECT_NE(out.find(" tok/s (prompt ", tokens), std::string::npos) << out;
+  const size_t url = out.find("dashboard: http://127.0.0.1:");
+  ASSERT_NE(url, std::string::npos) << out;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(out[url + 28]))) << out;
 }
 
 TEST(Demo, OnceWithStories260KStreamsAnAnswerOnThreeNodes) {
@@ -41,7 +55,7 @@ TEST(Demo, OnceWithStories260KStreamsAnAnswerOnThreeNodes) {
   const size_t end = r.out.find(" tokens in ", start);
   ASSERT_NE(start, std::string::npos) << r.out;
   const std::string answer = r.out.substr(start + 8, end - start - 8);
-  EXPECT_TRUE(std::regex_search(answer, std::regex("[A-Za-z]{3,}"))) << "no words: " << answer;
+  EXPECT_TRUE(has_word(answer)) << "no words: " << answer;
 }
 
 TEST(Demo, WithoutAModelSaysTheWeightsAreRandom) {
