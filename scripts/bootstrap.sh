@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package cohort needs to build and test, then the npm clients the
-# API conformance test runs (tests/js: `npm ci`, Node from Debian's nodejs/npm unless a
-# node is already on PATH). Idempotent and non-interactive: what is already present is
+# Installs every Debian package cohort needs to build and test (chromium: the dashboard's
+# browser test), then the npm packages tests/js runs (`npm ci`: the API clients and
+# playwright-core; Node from Debian's nodejs/npm unless a node is already on PATH). Idempotent and non-interactive: what is already present is
 # skipped, so a second run is quick.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ packages=(
   libboost1.81-dev
   libopenmpi-dev openmpi-bin
   python3 python3-jinja2
+  chromium
 )
 
 missing=()

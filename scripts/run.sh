@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, and runs the main job: generate text from a model on this
-# machine. Uses the trained stories260K model from ../shared/data when it is there;
-# otherwise makes a small synthetic model (random weights: its text is noise, shown to
-# prove the pipeline end to end).
-# Usage: scripts/run.sh [extra `cohort run` flags]
+# Sets everything up, builds, and runs the main job: `cohort demo`, a local cluster (a head
+# and 2 workers on loopback) serving a model, one chat answer streamed, tok/s, the placement
+# and the dashboard URL; it stays up until Ctrl-C (pass --once to exit after the answer).
+# Uses the trained stories260K model from ../shared/data when it is there; otherwise the
+# demo makes a small synthetic model (random weights: its text is noise, and it says so).
+# Usage: scripts/run.sh [extra `cohort demo` flags, e.g. --once, -p "...", --port N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,13 +14,8 @@ cmake --build --preset release -j "$(nproc)"
 cohort=build/release/src/cli/cohort
 
 model=../shared/data/models/stories260K.gguf
-if [[ ! -f $model ]]; then
-  model=build/release/models/synthetic-llama-q4_0.gguf
-  if [[ ! -f $model ]]; then
-    mkdir -p "$(dirname "$model")"
-    echo "run.sh: no model at hand: making a synthetic one (random weights, the text is noise)"
-    "$cohort" synth --arch llama --dim 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1536 \
-      --vocab 4096 --type q4_0 -o "$model"
-  fi
+if [[ -f $model ]]; then
+  exec "$cohort" demo -m "$model" "$@"
 fi
-"$cohort" run -m "$model" -p "Once upon a time" -n 128 "$@"
+echo "run.sh: no model at $model: the demo makes a synthetic one (random weights, the text is noise)"
+exec "$cohort" demo "$@"

@@ -9,6 +9,7 @@
 
 namespace cohort::api {
 
-void add_api_routes(Router& router, runtime::Engine& engine);
+// browser_root: what a browser gets at / (see add_ollama_routes); none: Ollama's answer.
+void add_api_routes(Router& router, runtime::Engine& engine, HttpHandler browser_root = {});
 
 }  // namespace cohort::api

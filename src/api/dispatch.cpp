@@ -72,6 +72,10 @@ HttpResponse dispatch(const Router& router, std::string_view api_key, const Http
     res = text_response(500, "internal error\n");
   }
   add_cors_headers(req.header("origin"), res);
+  try {
+    router.observe(req, res);
+  } catch (...) {  // observers must not throw; a metrics failure never fails the request
+  }
   return res;
 }
 

@@ -1,7 +1,9 @@
 #include "api/ollama_routes.h"
 
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -139,10 +141,17 @@ HttpHandler guarded(F f) {
 
 }  // namespace
 
-void add_ollama_routes(Router& router, runtime::Engine& engine) {
+bool accepts_html(const HttpRequest& req) {
+  std::optional<std::string_view> accept = req.header("accept");
+  return accept && accept->find("text/html") != std::string_view::npos;
+}
+
+void add_ollama_routes(Router& router, runtime::Engine& engine, HttpHandler browser_root) {
   const int64_t started = unix_time_ns();
-  router.add("GET", "/",
-             guarded([](const HttpRequest&) { return text_response(200, "Ollama is running"); }),
+  router.add("GET", "/", guarded([browser_root = std::move(browser_root)](const HttpRequest& req) {
+               if (browser_root && accepts_html(req)) return browser_root(req);
+               return text_response(200, "Ollama is running");
+             }),
              RouteAccess::kPublic);
   router.add("GET", "/api/version", guarded([](const HttpRequest&) {
                return json_response(200, {{"version", kOllamaVersion}});

@@ -1,5 +1,7 @@
 // The Ollama dialect's routes, served from one runtime::Engine (clients take the bare host):
-//   GET|HEAD /          200 "Ollama is running" (what clients probe for; public)
+//   GET|HEAD /          200 "Ollama is running" (what clients probe for; public); when
+//                       browser_root is given and the request's Accept asks for
+//                       text/html (a browser), browser_root answers instead
 //   GET /api/version    {"version":"0.6.8"} (semver: clients gate features on it)
 //   GET /api/tags       the served model; GET /api/ps the same, as loaded
 //   POST /api/show      {model} or {name}: modelfile, parameters, template, details...
@@ -21,6 +23,9 @@ namespace cohort::api {
 
 inline constexpr const char* kOllamaVersion = "0.6.8";
 
-void add_ollama_routes(Router& router, runtime::Engine& engine);
+void add_ollama_routes(Router& router, runtime::Engine& engine, HttpHandler browser_root = {});
+
+// True when the request's Accept header lists text/html (browsers do; API clients do not).
+bool accepts_html(const HttpRequest& req);
 
 }  // namespace cohort::api

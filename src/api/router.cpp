@@ -40,6 +40,12 @@ void Router::set_error_formatter(ErrorFormatter formatter) {
   error_formatter_ = std::move(formatter);
 }
 
+void Router::set_observer(RequestObserver observer) { observer_ = std::move(observer); }
+
+void Router::observe(const HttpRequest& req, const HttpResponse& res) const {
+  if (observer_) observer_(req, res);
+}
+
 Router::Match Router::find(std::string_view method, std::string_view path) const {
   Match match;
   const Route* get_route = nullptr;

@@ -28,6 +28,11 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // kApiKey routes need the server's API key when one is configured; kPublic never do.
 enum class RouteAccess { kApiKey, kPublic };
 
+// Sees every request with the response it got (errors the server raised included), for
+// metrics. Called on handler threads, concurrently; must not throw. For a stream, called
+// when its headers are ready (before the body is produced).
+using RequestObserver = std::function<void(const HttpRequest&, const HttpResponse&)>;
+
 using ErrorFormatter =
     std::function<HttpResponse(std::string_view path, int status, std::string_view message)>;
 
@@ -43,6 +48,9 @@ class Router {
   void add_prefix(std::string method, std::string prefix, HttpHandler handler,
                   RouteAccess access = RouteAccess::kApiKey);
   void set_error_formatter(ErrorFormatter formatter);
+  void set_observer(RequestObserver observer);
+  // Tells the observer (if any) about a request and its response.
+  void observe(const HttpRequest& req, const HttpResponse& res) const;
 
   struct Match {
     const HttpHandler* handler = nullptr;  // null: no route for this method
@@ -66,6 +74,7 @@ class Router {
   bool matches(const Route& r, std::string_view path, bool prefix) const;
   std::vector<Route> routes_;
   ErrorFormatter error_formatter_;
+  RequestObserver observer_;
 };
 
 }  // namespace cohort::api

@@ -1,7 +1,7 @@
 // cohort serve: the head. Loads the model on this node or across the cluster and answers
 // HTTP in the OpenAI, Anthropic and Ollama dialects on one port (api/api_routes.h), plus
-// /v1/cluster/status, until SIGINT/SIGTERM. `cohort cluster status` asks a running head for its
-// nodes and placement.
+// /v1/cluster/status, the dashboard and /metrics (cli/serve_stack.h), until SIGINT/SIGTERM. `cohort
+// cluster status` asks a running head for its nodes and placement.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -10,15 +10,11 @@
 #include <string>
 #include <thread>
 
-#include "api/api_routes.h"
 #include "api/http_server.h"
 #include "cli/commands.h"
-#include "cli/model_session.h"
+#include "cli/serve_stack.h"
 #include "net/frame.h"
 #include "net/socket.h"
-#include "runtime/chat_renderer.h"
-#include "runtime/generation_engine.h"
-#include "runtime/model_info.h"
 
 namespace cohort::cli {
 namespace {
@@ -27,71 +23,30 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_serve_signal(int) { g_stop.store(true); }
 
 struct ServeConfig {
-  ModelFlags model;
-  std::string host = "127.0.0.1";
-  int port = 52415;
-  std::string api_key;
+  ServeOptions serve;
   int shutdown_grace_s = 30;
-  std::string name;  // the model id clients use (default: file name)
 };
 
 int serve(const ServeConfig& cfg) {
   std::signal(SIGINT, on_serve_signal);
   std::signal(SIGTERM, on_serve_signal);
-  auto session = open_model_session(cfg.model);
-  if (!session.is_ok()) {
-    std::fprintf(stderr, "error: %s\n", session.status().message().c_str());
+  auto stack = start_serving(cfg.serve);
+  if (!stack.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", stack.status().message().c_str());
     return 1;
   }
-  ModelSession& ms = **session;
-  if (ms.mpi_worker) {  // an MPI rank other than 0: its part is done
-    if (!ms.mpi_served.is_ok()) {
-      std::fprintf(stderr, "error: %s\n", ms.mpi_served.message().c_str());
-      return 1;
-    }
-    return 0;
-  }
-  std::string name = cfg.name;
-  if (name.empty()) {
-    name = cfg.model.model_path.substr(cfg.model.model_path.find_last_of('/') + 1);
-  }
-  auto renderer = runtime::ChatRenderer::from_gguf(*ms.file, *ms.tokenizer);
-  if (!renderer.is_ok()) {
-    std::fprintf(stderr, "serve: %s; using the fallback chat format\n",
-                 renderer.status().message().c_str());
-    renderer = runtime::ChatRenderer();
-  }
-  runtime::GenerationEngine engine(name, *ms.stepper, *ms.tokenizer, std::move(renderer).value(),
-                                   runtime::model_info_from_gguf(*ms.file, ms.n_ctx));
-  api::Router router;
-  api::add_api_routes(router, engine);
-  router.add("GET", "/v1/cluster/status", [&ms](const api::HttpRequest&) {
-    api::HttpResponse r;
-    r.content_type = "text/plain; charset=utf-8";
-    r.body = ms.cluster ? ms.cluster->status_report()
-             : ms.mpi   ? ms.mpi->status_report()
-                        : "one node: no workers\n";
-    return r;
-  });
-  api::ServerOptions so;
-  so.host = cfg.host;
-  so.port = static_cast<uint16_t>(cfg.port);
-  so.api_key = cfg.api_key;
-  auto server = api::HttpServer::start(so, std::move(router));
-  if (!server.is_ok()) {
-    std::fprintf(stderr, "error: %s\n", server.status().message().c_str());
-    return 1;
-  }
-  std::fprintf(stderr, "serve: %s on http://%s:%u (Ctrl-C to stop)\n", name.c_str(),
-               cfg.host.c_str(), (*server)->port());
+  if (!(*stack)->server) return 0;  // an MPI rank other than 0: its part is done
+  api::HttpServer& server = *(*stack)->server;
+  std::fprintf(stderr, "serve: %s on http://%s:%u (Ctrl-C to stop; dashboard at /dashboard)\n",
+               (*stack)->name.c_str(), cfg.serve.host.c_str(), server.port());
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::fprintf(stderr, "serve: stopping: no new requests; waiting up to %d s for those running\n",
                cfg.shutdown_grace_s);
-  const int unfinished = (*server)->drain(static_cast<int64_t>(cfg.shutdown_grace_s) * 1000);
+  const int unfinished = server.drain(static_cast<int64_t>(cfg.shutdown_grace_s) * 1000);
   if (unfinished > 0) {
     std::fprintf(stderr, "serve: %d requests still running are cut off\n", unfinished);
   }
-  (*server)->stop();
+  server.stop();
   std::fprintf(stderr, "serve: stopped; telling the workers\n");
   return 0;
 }
@@ -133,17 +88,17 @@ int cluster_status(const std::string& head) {
 
 void add_serve_command(CLI::App& app, Runner* runner) {
   auto cfg = std::make_shared<ServeConfig>();
-  cfg->model.slots = 4;  // concurrent requests share the model, a KV cache each
+  cfg->serve.model.slots = 4;  // concurrent requests share the model, a KV cache each
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve a model over HTTP (on this node or a cluster)");
-  add_model_flags(cmd, &cfg->model);
-  cmd->add_option("--host", cfg->host, "HTTP address (loopback unless told)");
-  cmd->add_option("--port", cfg->port, "HTTP port")->check(CLI::Range(0, 65535));
-  cmd->add_option("--api-key", cfg->api_key, "Require this API key (Bearer or x-api-key)");
+  add_model_flags(cmd, &cfg->serve.model);
+  cmd->add_option("--host", cfg->serve.host, "HTTP address (loopback unless told)");
+  cmd->add_option("--port", cfg->serve.port, "HTTP port")->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", cfg->serve.api_key, "Require this API key (Bearer or x-api-key)");
   cmd->add_option("--shutdown-grace", cfg->shutdown_grace_s,
                   "On SIGTERM/Ctrl-C, seconds to let running requests finish")
       ->check(CLI::Range(0, 3600));
-  cmd->add_option("--name", cfg->name, "Model id for clients (default: the file name)");
+  cmd->add_option("--name", cfg->serve.name, "Model id for clients (default: the file name)");
   cmd->callback([cfg, runner] { *runner = [cfg] { return serve(*cfg); }; });
 
   auto head = std::make_shared<std::string>("127.0.0.1:52415");

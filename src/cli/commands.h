@@ -17,6 +17,7 @@ void add_template_command(CLI::App& app, Runner* run);
 void add_worker_command(CLI::App& app, Runner* run);
 void add_key_command(CLI::App& app, Runner* run);
 void add_serve_command(CLI::App& app, Runner* run);
+void add_demo_command(CLI::App& app, Runner* run);
 void add_tokenize_command(CLI::App& app, Runner* run);
 void add_bench_command(CLI::App& app, Runner* run);
 

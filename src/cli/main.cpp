@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   cohort::cli::add_worker_command(app, &run);
   cohort::cli::add_key_command(app, &run);
   cohort::cli::add_serve_command(app, &run);
+  cohort::cli::add_demo_command(app, &run);
   cohort::cli::add_tokenize_command(app, &run);
   cohort::cli::add_bench_command(app, &run);
   try {

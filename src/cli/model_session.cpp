@@ -84,7 +84,8 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
                   "Discovery group:port for --workers auto (workers' --peers send here too)");
 }
 
-Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
+Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f,
+                                                         runtime::EventLog* events) {
   const double t0 = now_s();
   auto ms = std::make_unique<ModelSession>();
   COHORT_ASSIGN_OR_RETURN(format::GgufFile file, open_model(f.model_path, f.tokenizer_path));
@@ -131,12 +132,13 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f) {
     ms->stepper = &ms->mpi->stepper();
   } else if (!f.workers.empty()) {
     COHORT_ASSIGN_OR_RETURN(runtime::ClusterOptions opts, cluster_options(f, ms->n_ctx, kv_type));
+    opts.events = events;
     COHORT_ASSIGN_OR_RETURN(auto first, runtime::ClusterSession::start(opts, *ms->file));
     std::fprintf(stderr, "%s", first->status_report().c_str());
     const format::GgufFile* model_file = ms->file.get();
     ms->cluster = std::make_unique<runtime::ReplacingStepper>(
         [opts, model_file] { return runtime::ClusterSession::start(opts, *model_file); },
-        std::move(first));
+        std::move(first), /*retry_interval_s=*/2.0, events);
     ms->stepper = ms->cluster.get();
   } else {
     ms->pool = std::make_unique<ThreadPool>(f.threads);

@@ -17,6 +17,7 @@
 #include "model/kv_cache.h"
 #include "model/transformer.h"
 #include "runtime/cluster_session.h"
+#include "runtime/event_log.h"
 #include "runtime/mpi_session.h"
 #include "runtime/replacing_stepper.h"
 #include "runtime/stepper.h"
@@ -69,7 +70,9 @@ struct ModelSession {
 };
 
 // Opens the model and builds the stepper (starting the cluster when --workers is given).
-// Logs what it did; errors are ready to print.
-Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& flags);
+// Logs what it did; errors are ready to print. Cluster events (a node lost, placed again,
+// a key refused, a slow link) go to events when given; it must outlive the session.
+Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& flags,
+                                                         runtime::EventLog* events = nullptr);
 
 }  // namespace cohort::cli

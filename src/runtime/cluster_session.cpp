@@ -53,6 +53,23 @@ Result<net::Frame> request(net::Socket& s, uint16_t type, const std::vector<uint
   return f;
 }
 
+void report(EventLog* events, std::string kind, std::string message) {
+  if (events != nullptr) events->append(std::move(kind), std::move(message));
+}
+
+// Slow links (cluster_view.h) are reported once per placement.
+void report_slow_links(const ClusterView& v, EventLog* events) {
+  if (events == nullptr) return;
+  const double median = median_rtt_us(v.links);
+  for (const LinkView& l : v.links) {
+    if (!is_slow_link(l, median)) continue;
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "slow link %s <-> %s: rtt %.0f us (typical %.0f us)",
+                  v.nodes[l.a].name.c_str(), v.nodes[l.b].name.c_str(), l.rtt_us, median);
+    events->append("slow_link", buf);
+  }
+}
+
 }  // namespace
 
 struct ClusterSession::Impl {
@@ -127,6 +144,8 @@ Status ClusterSession::Impl::connect_workers() {
     if (!s.is_ok()) {
       COHORT_LOG_WARN("cluster: worker %s unreachable: %s", a.to_string().c_str(),
                       s.status().message().c_str());
+      report(options.events, "unreachable",
+             "worker " + a.to_string() + " unreachable: " + s.status().message());
       continue;
     }
     net::PeerInfo mine;
@@ -136,6 +155,8 @@ Status ClusterSession::Impl::connect_workers() {
     if (!peer.is_ok()) {
       COHORT_LOG_WARN("cluster: worker %s refused: %s", a.to_string().c_str(),
                       peer.status().message().c_str());
+      report(options.events, "refused",
+             "worker " + a.to_string() + " refused the handshake: " + peer.status().message());
       continue;
     }
     Worker w;
@@ -314,7 +335,9 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::start(const ClusterOptio
   COHORT_RETURN_IF_ERROR(impl->connect_workers());
   impl->probe_worker_links();
   COHORT_RETURN_IF_ERROR(impl->setup());
-  return std::unique_ptr<ClusterSession>(new ClusterSession(std::move(impl)));
+  auto session = std::unique_ptr<ClusterSession>(new ClusterSession(std::move(impl)));
+  report_slow_links(session->view(), options.events);
+  return session;
 }
 
 ClusterSession::ClusterSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -332,6 +355,57 @@ ClusterSession::~ClusterSession() {
 
 Stepper& ClusterSession::stepper() { return *impl_->stepper; }
 const cluster::Plan& ClusterSession::plan() const { return impl_->plan; }
+
+ClusterView ClusterSession::view() const {
+  const Impl& im = *impl_;
+  ClusterView v;
+  v.clustered = true;
+  v.state = "placed";
+  v.mode = cluster::parallel_mode_name(im.plan.mode);
+  v.transport = im.options.transport;
+  v.why = im.plan.why;
+  auto node = [](const cluster::NodeInfo& info, std::string role, std::string address) {
+    NodeView n;
+    n.name = info.name;
+    n.role = std::move(role);
+    n.address = std::move(address);
+    n.free_bytes = info.free_bytes;
+    n.total_bytes = info.total_bytes;
+    n.kernel_gbps = info.matvec_gbps;
+    n.isa = info.isa;
+    return n;
+  };
+  v.nodes.push_back(node(im.head_info, "head", ""));
+  for (const Worker& w : im.workers)
+    v.nodes.push_back(node(w.info, "worker", w.address.to_string()));
+  // Plan ranks map to node indices in the same order (rank r runs on node plan.ranks[r].node).
+  for (size_t r = 0; r < im.plan.ranks.size(); ++r) {
+    const cluster::RankPlan& rp = im.plan.ranks[r];
+    if (rp.node < 0 || static_cast<size_t>(rp.node) >= v.nodes.size()) continue;
+    NodeView& n = v.nodes[rp.node];
+    n.stage = rp.stage;
+    n.layer_begin = rp.shard.layer_begin;
+    n.layer_end = rp.shard.layer_end;
+    n.head_begin = rp.shard.head_begin;
+    n.head_end = rp.shard.head_end;
+    n.embeds = rp.shard.embeds;
+    n.outputs = rp.shard.outputs;
+    if (r < im.plan.rank_bytes.size()) n.used_bytes = im.plan.rank_bytes[r];
+    v.n_layers = std::max(v.n_layers, rp.shard.layer_end);
+    v.n_heads = std::max(v.n_heads, rp.shard.head_end);
+  }
+  for (size_t i = 0; i < im.workers.size(); ++i) {
+    v.links.push_back({0, static_cast<int>(i + 1), im.workers[i].link.rtt_us,
+                       im.workers[i].link.bandwidth_bytes_per_s});
+  }
+  for (size_t i = 0; i < im.workers.size(); ++i)
+    for (size_t j = i + 1; j < im.workers.size(); ++j) {
+      const LinkReport& r = im.peer_links[i][j];
+      v.links.push_back(
+          {static_cast<int>(i + 1), static_cast<int>(j + 1), r.rtt_us, r.bandwidth_bytes_per_s});
+    }
+  return v;
+}
 
 std::string ClusterSession::status_report() const {
   std::string s = "nodes:\n";

@@ -15,6 +15,8 @@
 #include "format/gguf.h"
 #include "net/address.h"
 #include "net/cluster_key.h"
+#include "runtime/cluster_view.h"
+#include "runtime/event_log.h"
 #include "runtime/link_probe.h"
 #include "runtime/stepper.h"
 
@@ -39,6 +41,8 @@ struct ClusterOptions {
   // Ship each worker its shard even when it has the same model file (default: only to
   // workers that lack it; shipped shards are cached on the worker by content).
   bool ship_always = false;
+  // Where refused keys and slow links are reported (may be null; must outlive the session).
+  EventLog* events = nullptr;
 };
 
 class ClusterSession {
@@ -52,6 +56,8 @@ class ClusterSession {
   const cluster::Plan& plan() const;
   // Nodes, links, placement and why: what `cohort cluster status` prints.
   std::string status_report() const;
+  // The same as values, for dashboards.
+  ClusterView view() const;
 
   struct Impl;
 

@@ -91,7 +91,18 @@ const std::vector<std::string>& GenerationEngine::token_texts() const {
 }
 
 Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req) {
+  Result<CompletionResult> result = generate(req);
+  if (!result.is_ok()) {
+    stats_.request_ended("failed");
+  } else {
+    stats_.request_ended(result->finish_reason == "cancelled" ? "cancelled" : "ok");
+  }
+  return result;
+}
+
+Result<CompletionResult> GenerationEngine::generate(const CompletionRequest& req) {
   std::vector<int32_t> prompt = encode(req.prompt, req.prompt_is_chat);
+  stats_.request_started(static_cast<int64_t>(prompt.size()));
   if (prompt.empty()) return Status::invalid_argument("the prompt is empty");
   if (static_cast<int64_t>(prompt.size()) >= stepper_.n_ctx()) {
     return Status::out_of_range("the prompt has " + std::to_string(prompt.size()) +
@@ -126,6 +137,7 @@ Result<CompletionResult> GenerationEngine::complete(const CompletionRequest& req
     // Runs on the engine thread; the detokenizer and stop scanner are this request's alone.
     job.on_token = [&](int32_t id) {
       ++out.completion_tokens;
+      stats_.token_generated();
       if (tok_.is_eog(id)) {
         out.finish_reason = "stop";
         return false;

@@ -13,6 +13,7 @@
 
 #include "runtime/chat_renderer.h"
 #include "runtime/engine.h"
+#include "runtime/serving_stats.h"
 #include "runtime/slot_scheduler.h"
 #include "runtime/stepper.h"
 #include "text/tokenizer.h"
@@ -30,6 +31,7 @@ class GenerationEngine final : public Engine {
         tok_(tokenizer),
         renderer_(std::move(renderer)),
         info_(std::move(info)),
+        stats_(stepper.n_slots()),
         scheduler_(stepper, [&tokenizer](int32_t id) { return tokenizer.is_eog(id); }) {}
 
   bool ready() const override { return true; }
@@ -43,7 +45,12 @@ class GenerationEngine final : public Engine {
   }
   Result<CompletionResult> complete(const CompletionRequest& request) override;
 
+  // Requests, tokens, queue and tok/s so far. Thread-safe.
+  EngineStats stats() const { return stats_.snapshot(); }
+
  private:
+  // complete() without the bookkeeping of its outcome.
+  Result<CompletionResult> generate(const CompletionRequest& request);
   std::vector<int32_t> encode(const std::string& prompt, bool prompt_is_chat) const;
   // The text of every token as generation emits it (for constrained decoding), made once.
   const std::vector<std::string>& token_texts() const;
@@ -55,6 +62,7 @@ class GenerationEngine final : public Engine {
   ModelInfo info_;
   mutable std::once_flag token_texts_once_;
   mutable std::vector<std::string> token_texts_;
+  ServingStats stats_;
   SlotScheduler scheduler_;  // last: its engine thread may use the members above
 };
 

@@ -22,16 +22,19 @@ bool cluster_broke(const Status& s) {
 }  // namespace
 
 ReplacingStepper::ReplacingStepper(Factory factory, std::unique_ptr<ClusterSession> first,
-                                   double retry_interval_s)
+                                   double retry_interval_s, EventLog* events)
     : factory_(std::move(factory)),
       session_(std::move(first)),
-      retry_interval_s_(retry_interval_s) {
+      retry_interval_s_(retry_interval_s),
+      events_(events) {
   Stepper& s = session_->stepper();
   n_vocab_ = s.n_vocab();
   n_ctx_ = s.n_ctx();
   max_batch_ = s.max_batch();
   n_slots_ = s.n_slots();
   status_ = session_->status_report();
+  view_ = session_->view();
+  view_.placements = placements_;
 }
 
 ReplacingStepper::~ReplacingStepper() = default;
@@ -45,8 +48,10 @@ Status ReplacingStepper::note(const Status& s) {
     broken_ = true;
     COHORT_LOG_WARN("cluster: lost a node or link (%s); the model will be placed again",
                     s.message().c_str());
+    if (events_ != nullptr) events_->append("node_lost", "lost a node or link: " + s.message());
     std::lock_guard<std::mutex> lock(mu_);
     status_ = "cluster broken: " + s.message() + "\n(placing again at the next request)\n";
+    view_.state = "broken: " + s.message();
   }
   return s;
 }
@@ -66,8 +71,15 @@ Status ReplacingStepper::ensure_session() {
   if (!next.is_ok()) {
     last_failure_ = next.status();
     COHORT_LOG_WARN("cluster: cannot place the model again: %s", next.status().message().c_str());
+    if (events_ != nullptr) {
+      events_->append("no_placement", "cannot place the model again: " + next.status().message());
+    }
     std::lock_guard<std::mutex> lock(mu_);
     status_ = "no placement: " + next.status().message() + "\n";
+    view_ = ClusterView();
+    view_.clustered = true;
+    view_.placements = placements_;
+    view_.state = "no placement: " + next.status().message();
     return Status::unavailable("cluster: cannot place the model on the nodes left: " +
                                next.status().message());
   }
@@ -82,6 +94,12 @@ Status ReplacingStepper::ensure_session() {
   std::lock_guard<std::mutex> lock(mu_);
   status_ = session_->status_report();
   ++placements_;
+  view_ = session_->view();
+  view_.placements = placements_;
+  if (events_ != nullptr) {
+    events_->append("replaced", "model placed again on " + std::to_string(view_.nodes.size()) +
+                                    " nodes (placement " + std::to_string(placements_) + ")");
+  }
   COHORT_LOG_INFO("cluster: placed again (placement %d)\n%s", placements_, status_.c_str());
   return Status::ok();
 }
@@ -125,6 +143,11 @@ void ReplacingStepper::abandon() {
 std::string ReplacingStepper::status_report() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
+}
+
+ClusterView ReplacingStepper::view() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return view_;
 }
 
 int ReplacingStepper::placements() const {

@@ -20,6 +20,8 @@
 
 #include "core/status.h"
 #include "runtime/cluster_session.h"
+#include "runtime/cluster_view.h"
+#include "runtime/event_log.h"
 #include "runtime/stepper.h"
 
 namespace cohort::runtime {
@@ -28,9 +30,10 @@ class ReplacingStepper final : public Stepper {
  public:
   using Factory = std::function<Result<std::unique_ptr<ClusterSession>>()>;
 
-  // first: the session already started with factory's options.
+  // first: the session already started with factory's options. Losing a node, placing
+  // again and failing to are appended to events when given (it must outlive the stepper).
   ReplacingStepper(Factory factory, std::unique_ptr<ClusterSession> first,
-                   double retry_interval_s = 2.0);
+                   double retry_interval_s = 2.0, EventLog* events = nullptr);
   ~ReplacingStepper() override;
 
   int64_t n_vocab() const override { return n_vocab_; }
@@ -53,6 +56,8 @@ class ReplacingStepper final : public Stepper {
   // The current placement's report, or why there is none; the number of placements so far.
   std::string status_report() const;
   int placements() const;
+  // The current placement as values (state says when there is none). Any thread.
+  ClusterView view() const;
 
  private:
   // Makes sure a session exists (placing again when due); kUnavailable when it cannot.
@@ -68,9 +73,11 @@ class ReplacingStepper final : public Stepper {
   Status last_failure_;
   int64_t n_vocab_, n_ctx_, max_batch_, n_slots_;
 
-  mutable std::mutex mu_;  // guards status_ and placements_ (read by other threads)
+  mutable std::mutex mu_;  // guards status_, view_ and placements_ (read by other threads)
   std::string status_;
+  ClusterView view_;
   int placements_ = 1;
+  EventLog* events_;
 };
 
 }  // namespace cohort::runtime
