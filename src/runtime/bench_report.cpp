@@ -4,9 +4,7 @@
 #include <cstdio>
 
 namespace cohort::runtime {
-namespace {
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -16,7 +14,6 @@ std::string format(const char* fmt, ...) {
   return buf;
 }
 
-// A JSON string literal of s (the file names and type names bench prints).
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -31,6 +28,8 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
