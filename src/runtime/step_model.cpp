@@ -52,8 +52,12 @@ Result<std::vector<double>> least_squares(const std::vector<std::vector<double>>
     for (size_t i = k + 1; i < m; ++i) {
       if (std::fabs(ata[i][k]) > std::fabs(ata[p][k])) p = i;
     }
-    if (std::fabs(ata[p][k]) < 1e-12) {
-      return Status::invalid_argument("least squares: the columns are not independent");
+    if (std::fabs(ata[p][k]) < 1e-10) {
+      // Column cols[k] is a combination of the ones before it: hold it at 0 and solve again.
+      std::vector<bool> fixed = fixed_zero;
+      fixed.resize(n, false);
+      fixed[cols[k]] = true;
+      return least_squares(a, y, fixed);
     }
     std::swap(ata[k], ata[p]);
     for (size_t i = k + 1; i < m; ++i) {
@@ -89,8 +93,11 @@ Result<StepModel> fit_step_model(std::span<const StepSample> samples) {
   for (const StepSample& s : samples) {
     std::vector<double> row = {s.compute_share, 1.0, s.syncs * s.link_latency_us * 1e-6, s.bytes};
     for (const std::string& t : transports) row.push_back(t == s.transport ? s.syncs * 1e-6 : 0);
+    // Each row divided by its time: the fit minimises relative error, so that fast points
+    // (a few ms per token) count as much as slow ones (a second per token).
+    for (double& v : row) v /= s.token_s;
     a.push_back(std::move(row));
-    y.push_back(s.token_s);
+    y.push_back(1.0);
   }
   // Coefficients the data drive below zero are held at zero, one at a time (the most
   // negative first), until every coefficient is >= 0.

@@ -14,8 +14,9 @@
 //    latency_factor times (1 when a sync is one one-way hop) plus the transport's own cost.
 //  - bytes: payload per token the head moves; bandwidth: one value for every transport.
 //
-// The fit is linear least squares over those coefficients, none allowed below 0 (a
-// coefficient the data drive negative is fixed at 0 and the rest refitted).
+// The fit is linear least squares of the relative error over those coefficients, none allowed below
+// 0 (a coefficient the data drive negative is fixed at 0 and the rest refitted), and those the data
+// cannot separate from earlier ones held at 0.
 #pragma once
 
 #include <map>
@@ -46,13 +47,16 @@ struct StepModel {
   double predict_s(const StepSample& x) const;
 };
 
-// Needs at least as many samples as coefficients (5 + one per transport) with positive
-// token_s; kInvalidArgument otherwise, or when the samples cannot tell the coefficients apart.
+// Needs more samples than coefficients (4 + one per transport), each with positive token_s;
+// kInvalidArgument otherwise. Coefficients the samples cannot tell apart (e.g. the bytes of
+// only two modes, which the compute share already separates) are held at 0, listed first
+// to last: compute, fixed, latency factor, bandwidth, transports.
 Result<StepModel> fit_step_model(std::span<const StepSample> samples);
 
 // Least squares: the x minimising |A x - y|, A given as rows of equal length. Columns whose
-// index is in `fixed_zero`, and all-zero columns, are held at 0. kInvalidArgument when the
-// remaining columns are not independent.
+// index is in `fixed_zero`, all-zero columns, and columns that are linear combinations of
+// earlier columns (the data cannot tell their coefficients apart) are held at 0.
+// kInvalidArgument for ragged or mismatched input.
 Result<std::vector<double>> least_squares(const std::vector<std::vector<double>>& a,
                                           const std::vector<double>& y,
                                           const std::vector<bool>& fixed_zero = {});

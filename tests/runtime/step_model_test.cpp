@@ -93,6 +93,22 @@ TEST(StepModel, NegativeCoefficientIsHeldAtZero) {
   EXPECT_GE(fit->transport_latency_us.at("tcp"), 0.0);
 }
 
+// Two modes on one node count: bytes and per-transport syncs are combinations of the
+// compute share and the constant, so they are held at 0 and the rest still fits exactly.
+TEST(StepModel, InseparableCoefficientsAreHeldAtZero) {
+  StepModel truth = known_model();
+  truth.s_per_byte = 0;
+  truth.transport_latency_us = {{"shm", 0.0}, {"tcp", 20.0}};
+  std::vector<StepSample> v;
+  for (const StepSample& s : grid(truth, 0)) {
+    if (s.compute_share >= 0.5) v.push_back(s);  // 2 nodes only
+  }
+  auto fit = fit_step_model(v);
+  ASSERT_TRUE(fit.is_ok()) << fit.status().message();
+  for (const StepSample& s : v) EXPECT_NEAR(fit->predict_s(s) / s.token_s, 1.0, 1e-6);
+  EXPECT_NEAR(fit->latency_factor, 1.0, 1e-6);
+}
+
 TEST(StepModel, TooFewSamplesOrNoTimesAreErrors) {
   std::vector<StepSample> v = grid(known_model(), 0);
   v.resize(4);
@@ -102,13 +118,17 @@ TEST(StepModel, TooFewSamplesOrNoTimesAreErrors) {
   EXPECT_FALSE(fit_step_model(v).is_ok());
 }
 
-TEST(LeastSquares, SolvesAndRejectsDependentColumns) {
+TEST(LeastSquares, SolvesAndHoldsDependentColumnsAtZero) {
   // y = 2 a + 3 b exactly.
   auto x = least_squares({{1, 0}, {0, 1}, {1, 1}, {2, 1}}, {2, 3, 5, 7});
   ASSERT_TRUE(x.is_ok()) << x.status().message();
   EXPECT_NEAR((*x)[0], 2.0, 1e-9);
   EXPECT_NEAR((*x)[1], 3.0, 1e-9);
-  EXPECT_FALSE(least_squares({{1, 2}, {2, 4}, {3, 6}}, {1, 2, 3}).is_ok());
+  // The second column is twice the first: it is held at 0 and the first explains y.
+  auto dep = least_squares({{1, 2}, {2, 4}, {3, 6}}, {1, 2, 3});
+  ASSERT_TRUE(dep.is_ok()) << dep.status().message();
+  EXPECT_NEAR((*dep)[0], 1.0, 1e-9);
+  EXPECT_EQ((*dep)[1], 0.0);
   EXPECT_FALSE(least_squares({{1, 2}}, {1, 2}).is_ok());
 }
 
