@@ -107,7 +107,12 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "Print the measured memory bandwidth and FMA peak (and bench -m if given)");
   cmd->add_flag("--no-gemm", cfg->no_gemm,
                 "Prompts without the batched kernels (one dot product per row and token)");
-  cmd->callback([cfg, runner] { *runner = [cfg] { return bench(*cfg); }; });
+  add_bench_cluster_command(*cmd, runner);
+  // CLI11 runs this callback after the subcommand's: leave `bench cluster` its runner.
+  cmd->callback([cfg, cmd, runner] {
+    if (cmd->got_subcommand("cluster")) return;
+    *runner = [cfg] { return bench(*cfg); };
+  });
 }
 
 }  // namespace cohort::cli

@@ -20,5 +20,7 @@ void add_serve_command(CLI::App& app, Runner* run);
 void add_demo_command(CLI::App& app, Runner* run);
 void add_tokenize_command(CLI::App& app, Runner* run);
 void add_bench_command(CLI::App& app, Runner* run);
+// `bench cluster`, a subcommand of bench (registered by add_bench_command).
+void add_bench_cluster_command(CLI::App& bench, Runner* run);
 
 }  // namespace cohort::cli

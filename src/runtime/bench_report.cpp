@@ -6,9 +6,7 @@
 #include <vector>
 
 namespace cohort::runtime {
-namespace {
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -18,7 +16,6 @@ std::string format(const char* fmt, ...) {
   return buf;
 }
 
-// A JSON string literal of s (the file names and type names bench prints).
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -33,6 +30,8 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 

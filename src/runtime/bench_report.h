@@ -10,6 +10,11 @@
 
 namespace cohort::runtime {
 
+// printf into a string (up to 1023 characters), and the JSON string literal of s: the two
+// pieces every bench report is printed with.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string json_string(const std::string& s);
+
 // What one test achieved against the roofline of the threads it ran on (read_gbps_n and
 // fma_gflops_n). Bandwidth counts weight bytes (ModelFacts::bytes_per_token) per token;
 // FLOP counts 2 x params_per_token per token. Both are given for every test, though

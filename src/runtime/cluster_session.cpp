@@ -8,6 +8,7 @@
 
 #include "cluster/fingerprint.h"
 #include "cluster/model_desc.h"
+#include "comm/counting_communicator.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "kernels/kernels.h"
@@ -84,6 +85,7 @@ struct ClusterSession::Impl {
   std::vector<model::KvCache> kv_slots;
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
+  std::shared_ptr<comm::CommCounters> comm_counters = std::make_shared<comm::CommCounters>();
 
   // peer_links[i][j]: worker i's measured link to worker j (rtt 0 when unmeasured).
   std::vector<std::vector<LinkReport>> peer_links;
@@ -92,7 +94,22 @@ struct ClusterSession::Impl {
   void probe_worker_links();
   Status setup();
   Status setup_worker(Worker& w, const cluster::SetupRequest& req);
+  void count_head_traffic();
 };
+
+// The head's world and stage groups add into comm_counters. A stage subgroup sends through
+// the world object it was built on, not through the world's counter, so no message is
+// counted twice.
+void ClusterSession::Impl::count_head_traffic() {
+  const bool stage_is_world = dp.stage == dp.world.get();
+  dp.world = comm::make_counting_communicator(std::move(dp.world), comm_counters);
+  if (stage_is_world) {
+    dp.stage = dp.world.get();
+  } else if (dp.stage_owned && dp.stage_owned->size() > 1) {  // a group of one never waits
+    dp.stage_owned = comm::make_counting_communicator(std::move(dp.stage_owned), comm_counters);
+    dp.stage = dp.stage_owned.get();
+  }
+}
 
 Status ClusterSession::Impl::setup_worker(Worker& w, const cluster::SetupRequest& req) {
   COHORT_ASSIGN_OR_RETURN(
@@ -308,6 +325,7 @@ Status ClusterSession::Impl::setup() {
   req.rank = 0;
   pool = std::make_unique<ThreadPool>(options.threads);
   COHORT_ASSIGN_OR_RETURN(dp, join_data_plane(req, std::move(listener), options.key, kIoTimeoutMs));
+  count_head_traffic();
   COHORT_ASSIGN_OR_RETURN(model,
                           model::Transformer::create(*file, plan.ranks[0].shard, *dp.stage, *pool,
                                                      kernels::best(), options.max_batch));
@@ -355,6 +373,7 @@ ClusterSession::~ClusterSession() {
 
 Stepper& ClusterSession::stepper() { return *impl_->stepper; }
 const cluster::Plan& ClusterSession::plan() const { return impl_->plan; }
+comm::CommTotals ClusterSession::comm_totals() const { return impl_->comm_counters->totals(); }
 
 ClusterView ClusterSession::view() const {
   const Impl& im = *impl_;

@@ -10,6 +10,7 @@
 
 #include "cluster/planner.h"
 #include "cluster/protocol.h"
+#include "comm/counting_communicator.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "format/gguf.h"
@@ -54,6 +55,9 @@ class ClusterSession {
 
   Stepper& stepper();
   const cluster::Plan& plan() const;
+  // What the head has communicated since the session started (its world and stage groups:
+  // operations, payload bytes, time inside them); subtract snapshots to measure a span.
+  comm::CommTotals comm_totals() const;
   // Nodes, links, placement and why: what `cohort cluster status` prints.
   std::string status_report() const;
   // The same as values, for dashboards.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/markup_escape.h"
+
 namespace cohort::text::jinja::pystr {
 namespace {
 
@@ -430,31 +432,6 @@ std::string repr(std::string_view s) {
   return out;
 }
 
-std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string html_escape(std::string_view s) { return markup_escape(s); }
 
 }  // namespace cohort::text::jinja::pystr
