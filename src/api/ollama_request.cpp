@@ -103,12 +103,7 @@ Status parse_messages(const json& body, ordered_json* messages) {
         return Status::invalid_argument("'" + where + ".tool_calls' must be an array");
       }
       out["tool_calls"] = ordered_json::parse(msg["tool_calls"].dump());
-      for (ordered_json& call : out["tool_calls"]) {
-        if (call.is_object() && call.contains("function") && call["function"].is_object() &&
-            call["function"].contains("arguments")) {
-          call["function"]["arguments"] = arguments_for_template(call["function"]["arguments"]);
-        }
-      }
+      tool_call_arguments_for_template(&out["tool_calls"]);
     }
     for (const char* key : {"tool_name", "tool_call_id", "name"}) {
       if (msg.contains(key)) out[key] = ordered_json::parse(msg[key].dump());

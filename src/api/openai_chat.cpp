@@ -85,14 +85,7 @@ Status parse_messages(const json& body, ordered_json* messages, std::string* par
         out[it.key()] = ordered_json::parse(it.value().dump());
       }
     }
-    if (out.contains("tool_calls") && out["tool_calls"].is_array()) {
-      for (ordered_json& call : out["tool_calls"]) {  // templates read arguments as objects
-        if (call.is_object() && call.contains("function") && call["function"].is_object() &&
-            call["function"].contains("arguments")) {
-          call["function"]["arguments"] = arguments_for_template(call["function"]["arguments"]);
-        }
-      }
-    }
+    if (out.contains("tool_calls")) tool_call_arguments_for_template(&out["tool_calls"]);
     messages->push_back(std::move(out));
   }
   return Status::ok();

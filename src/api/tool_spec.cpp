@@ -176,10 +176,18 @@ std::vector<text::OutputConstraint::Tool> forced_call_shapes(const ToolSpec& spe
   return out;
 }
 
-ordered_json arguments_for_template(const ordered_json& arguments) {
-  if (!arguments.is_string()) return arguments;
-  ordered_json parsed = ordered_json::parse(arguments.get<std::string>(), nullptr, false);
-  return parsed.is_object() ? parsed : arguments;
+void tool_call_arguments_for_template(ordered_json* tool_calls) {
+  if (!tool_calls->is_array()) return;
+  for (ordered_json& call : *tool_calls) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object() ||
+        !call["function"].contains("arguments")) {
+      continue;
+    }
+    ordered_json& args = call["function"]["arguments"];
+    if (!args.is_string()) continue;
+    ordered_json parsed = ordered_json::parse(args.get<std::string>(), nullptr, false);
+    if (parsed.is_object()) args = std::move(parsed);
+  }
 }
 
 }  // namespace cohort::api

@@ -46,8 +46,9 @@ Result<ToolSpec> parse_ollama_tools(const nlohmann::json& body);
 std::optional<ToolFormat> apply_tools(const ToolSpec& spec, const std::string& chat_template,
                                       runtime::ChatPrompt* chat, runtime::CompletionRequest* req);
 
-// An OpenAI-shaped tool call's arguments as templates read them: an object (a JSON string
-// that parses to an object is parsed; anything else is left as it is).
-nlohmann::ordered_json arguments_for_template(const nlohmann::ordered_json& arguments);
+// OpenAI-shaped tool calls ([{function:{name, arguments}}]) as templates read them: each
+// call's arguments made an object (a JSON string that parses to an object is parsed;
+// anything else, and calls of another shape, are left as they are).
+void tool_call_arguments_for_template(nlohmann::ordered_json* tool_calls);
 
 }  // namespace cohort::api
