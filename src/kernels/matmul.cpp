@@ -23,6 +23,21 @@ WeightMatrix WeightMatrix::col_slice(int64_t c0, int64_t c1) const {
   return s;
 }
 
+namespace {
+
+// Rows this far ahead of the one being multiplied are prefetched: a decode step streams each
+// weight row once, and the hardware prefetchers do not run far enough ahead of a kernel
+// that also computes (see avx2_gemm.cpp, which does the same inside its tiles).
+constexpr int64_t kPrefetchRows = 2;
+
+// Asks for every 64-byte line of [p, p + n) into cache. A prefetch never faults, so p may
+// point past the end of the matrix.
+inline void prefetch_bytes(const uint8_t* p, size_t n) {
+  for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off, 0, 3);
+}
+
+}  // namespace
+
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens) {
   const DType at = k.types[static_cast<uint32_t>(w.type)].vec_dot_type;
   return row_bytes(at, w.cols) * static_cast<size_t>(n_tokens);
@@ -70,6 +85,7 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
 
   // Rows in tiles so that a tile of weights stays in cache while every token visits it.
   constexpr int64_t kRowTile = 16;
+  const size_t w_row_bytes = row_bytes(w.type, w.cols);
   pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
     int64_t r0, r1;
     ThreadPool::split(w.rows, ith, nth, &r0, &r1);
@@ -80,7 +96,9 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
         const uint8_t* a = act_base + t * act_row;
         float* yt = y + t * w.rows;
         for (int64_t r = rt; r < rt_end; ++r) {
-          yt[r] = ops.vec_dot(w.cols, wbase + static_cast<size_t>(r) * w.row_stride, a);
+          const uint8_t* row = wbase + static_cast<size_t>(r) * w.row_stride;
+          if (t == 0) prefetch_bytes(row + kPrefetchRows * w.row_stride, w_row_bytes);
+          yt[r] = ops.vec_dot(w.cols, row, a);
         }
       }
     }
