@@ -119,7 +119,7 @@ int register_all() {
       const std::string name = std::string("vec_dot/") + kt->isa + "/" + std::string(dtype_name(t));
       benchmark::RegisterBenchmark(name.c_str(), bm_vec_dot, kt, t)->Arg(16)->Arg(4096);
     }
-    for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0}) {
+    for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
       if (kt->types[static_cast<uint32_t>(t)].gemm == nullptr) continue;
       const std::string suffix = std::string(kt->isa) + "/" + std::string(dtype_name(t));
       benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, false);

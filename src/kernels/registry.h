@@ -16,6 +16,7 @@ void fill_ref_probes(KernelTable& t);  // ref/probes.cpp: read_sum fma_loop
 void fill_avx2_basic(KernelTable& t);   // x86/avx2_vec_dot_basic.cpp
 void fill_avx2_k(KernelTable& t);       // x86/avx2_vec_dot_k.cpp
 void fill_avx2_gemm(KernelTable& t);    // x86/avx2_gemm.cpp: f16 q4_0 q8_0
+void fill_avx2_gemm_k(KernelTable& t);  // x86/avx2_gemm_k.cpp: q4_K q6_K
 void fill_avx2_ops(KernelTable& t);     // x86/avx2_ops.cpp
 void fill_avx2_probes(KernelTable& t);  // x86/avx2_probes.cpp
 

@@ -26,7 +26,10 @@
 namespace cohort::kernels {
 namespace {
 
-constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0};
+constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
+                                DType::kQ6_K};
+
+bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
 
 const TypeOps& ops_of(const KernelTable& k, DType t) { return k.types[static_cast<uint32_t>(t)]; }
 
@@ -102,6 +105,7 @@ struct Problem {
 
 std::vector<int64_t> lengths(DType t) {
   if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32};
+  if (is_k_quant(t)) return {256, 768, 4096 + 256};
   return {32, 96, 288, 4096 + 32};
 }
 
@@ -149,7 +153,7 @@ TEST(Gemm, EveryTableMatchesReference) {
 TEST(Gemm, ResultsDoNotDependOnTheRanges) {
   for (const KernelTable* k : tables()) {
     for (DType t : kGemmTypes) {
-      const int64_t n = t == DType::kF16 ? 203 : 160, rows = 11, tokens = 10;
+      const int64_t n = t == DType::kF16 ? 203 : is_k_quant(t) ? 512 : 160, rows = 11, tokens = 10;
       const Problem p(t, n, rows, tokens, 7, 1.0f);
       std::vector<float> whole(p.y_size(), NAN), pieces(p.y_size(), NAN);
       const TypeOps& ops = ops_of(*k, t);

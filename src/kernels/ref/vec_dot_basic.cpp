@@ -7,6 +7,7 @@
 //   sum_i (d_w q_w[i] + m_w) d_a q_a[i] = d_w d_a sum_i q_w[i] q_a[i] + m_w s_a.
 // Per block the integer dot is exact; block terms are summed in double.
 #include "core/fp16.h"
+#include "kernels/ref/gemm_pairs.h"
 #include "kernels/registry.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -132,18 +133,6 @@ float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
   return static_cast<float>(sum);
 }
 
-// The reference gemm: vec_dot per (row, token) pair, which defines every gemm's result.
-template <float (*Dot)(int64_t, const void*, const void*)>
-void gemm_pairs(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  const auto* w = static_cast<const uint8_t*>(g.w);
-  const auto* a = static_cast<const uint8_t*>(g.a);
-  for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t r = r0; r < r1; ++r) {
-      g.y[t * g.y_stride + r] = Dot(g.n, w + r * g.w_stride, a + t * g.a_stride);
-    }
-  }
-}
-
 void set(KernelTable& t, DType type, DType vec_dot_type,
          void (*from_float)(const float*, void*, int64_t),
          void (*to_float)(const void*, float*, int64_t),
@@ -171,9 +160,9 @@ void fill_ref_basic(KernelTable& t) {
   // A gemm only for the types that have a batched SIMD variant: a table inherits the
   // reference entries it does not overlay, and a per-pair loop through a function pointer
   // is no faster than matmul's own vec_dot loop.
-  t.types[static_cast<uint32_t>(DType::kF16)].gemm = gemm_pairs<vec_dot_f16>;
-  t.types[static_cast<uint32_t>(DType::kQ4_0)].gemm = gemm_pairs<vec_dot_q4_0>;
-  t.types[static_cast<uint32_t>(DType::kQ8_0)].gemm = gemm_pairs<vec_dot_q8_0>;
+  t.types[static_cast<uint32_t>(DType::kF16)].gemm = ref::gemm_pairs<vec_dot_f16>;
+  t.types[static_cast<uint32_t>(DType::kQ4_0)].gemm = ref::gemm_pairs<vec_dot_q4_0>;
+  t.types[static_cast<uint32_t>(DType::kQ8_0)].gemm = ref::gemm_pairs<vec_dot_q8_0>;
 }
 
 }  // namespace cohort::kernels

@@ -4,6 +4,7 @@
 // use the activation block's bsums, as the format intends. Element order: see
 // tensor/quantize_k.cpp.
 #include "core/fp16.h"
+#include "kernels/ref/gemm_pairs.h"
 #include "kernels/registry.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -162,6 +163,10 @@ void fill_ref_k(KernelTable& t) {
   set(DType::kQ6_K, quantize_row_q6_k, dequantize_row_q6_k, vec_dot_q6_k);
   // Q8_K is only ever the activation side: conversions, no dot product of its own.
   set(DType::kQ8_K, quantize_row_q8_k, dequantize_row_q8_k, nullptr);
+  // The types of Q4_K_M files have a batched SIMD variant (x86/avx2_gemm_k.cpp); see
+  // fill_ref_basic for why the others have none.
+  t.types[static_cast<uint32_t>(DType::kQ4_K)].gemm = ref::gemm_pairs<vec_dot_q4_k>;
+  t.types[static_cast<uint32_t>(DType::kQ6_K)].gemm = ref::gemm_pairs<vec_dot_q6_k>;
 }
 
 }  // namespace cohort::kernels
