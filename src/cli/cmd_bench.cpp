@@ -102,6 +102,9 @@ void add_bench_command(CLI::App& app, Runner* runner) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("-r,--repetitions", cfg->options.reps, "Timed repetitions of each test")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("-d,--depth", cfg->options.depth,
+                  "Run the tests after this many positions in the cache (long-context cost)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--json", cfg->json, "One JSON object per line per test");
   cmd->add_flag("--roofline", cfg->roofline_only,
                 "Print the measured memory bandwidth and FMA peak (and bench -m if given)");

@@ -39,7 +39,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roofline& roof) {
   BenchFigures f;
-  f.gbps = static_cast<double>(m.bytes_per_token) * r.tok_s / 1e9;
+  f.gbps = static_cast<double>(m.bytes_per_token + r.kv_bytes_per_token) * r.tok_s / 1e9;
   f.bw_frac = ratio(f.gbps, roof.read_gbps_n);
   f.gflops = 2.0 * static_cast<double>(m.params_per_token) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
@@ -47,9 +47,10 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
 }
 
 std::string bench_table_header() {
-  return format("| %-28s | %-6s | %10s | %8s | %7s | %7s | %20s | %16s |\n", "model", "type",
+  return format("| %-28s | %-6s | %10s | %8s | %7s | %13s | %20s | %16s |\n", "model", "type",
                 "size", "params", "threads", "test", "t/s", "of roofline") +
-         "| ---------------------------- | ------ | ---------: | -------: | ------: | ------: | "
+         "| ---------------------------- | ------ | ---------: | -------: | ------: | "
+         "------------: | "
          "-------------------: | ---------------: |\n";
 }
 
@@ -59,7 +60,7 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
   const bool tg = r.test.rfind("tg", 0) == 0;
   const std::string roofline = tg ? format("%6.1f GB/s %3.0f%%", f.gbps, 100 * f.bw_frac)
                                   : format("%5.0f GFLOP/s %3.0f%%", f.gflops, 100 * f.fma_frac);
-  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %7s | %10.2f ± %7.2f | %16s |\n",
+  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %13s | %10.2f ± %7.2f | %16s |\n",
                 m.name.c_str(), m.type.c_str(), static_cast<double>(m.model_bytes) / (1 << 20),
                 static_cast<double>(m.params_per_token) / 1e6, threads, r.test.c_str(), r.tok_s,
                 r.tok_s_sd, roofline.c_str());
@@ -70,11 +71,13 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
   const BenchFigures f = bench_figures(m, r, roof);
   return format(
       "{\"model\":%s,\"type\":%s,\"isa\":%s,\"threads\":%d,\"test\":%s,\"n_tokens\":%lld,"
+      "\"depth\":%lld,\"kv_bytes_per_token\":%llu,"
       "\"tok_s\":%.6g,\"tok_s_sd\":%.6g,\"bytes\":%llu,\"bytes_per_token\":%llu,"
       "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f}",
       json_string(m.name).c_str(), json_string(m.type).c_str(), json_string(roof.isa).c_str(),
-      threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens), r.tok_s, r.tok_s_sd,
-      static_cast<unsigned long long>(m.model_bytes),
+      threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens),
+      static_cast<long long>(r.depth), static_cast<unsigned long long>(r.kv_bytes_per_token),
+      r.tok_s, r.tok_s_sd, static_cast<unsigned long long>(m.model_bytes),
       static_cast<unsigned long long>(m.bytes_per_token),
       static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac);
 }

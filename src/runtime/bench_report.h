@@ -20,7 +20,7 @@ std::string json_string(const std::string& s);
 // FLOP counts 2 x params_per_token per token. Both are given for every test, though
 // bandwidth is what bounds tg and FLOP/s what bounds pp.
 struct BenchFigures {
-  double gbps = 0;      // GB/s of weights read
+  double gbps = 0;      // GB/s of weights (and, at depth, KV cache) read
   double bw_frac = 0;   // gbps / read_gbps_n
   double gflops = 0;    // GFLOP/s
   double fma_frac = 0;  // gflops / fma_gflops_n

@@ -51,6 +51,32 @@ BenchResult summarize(std::string test, int64_t n_tokens, const std::vector<doub
 
 bool is_embedding(std::string_view name) { return name == "token_embd.weight"; }
 
+// Positions [0, depth) of every layer get keys and values of a fixed pseudo-random sequence
+// (uniform in [-1, 1)), as if a prompt of that length had been run.
+void fill_depth(model::KvCache& kv, int64_t n_layers, int64_t depth) {
+  std::vector<float> k(static_cast<size_t>(kv.row_elems())), v(k.size());
+  uint32_t x = 12345;
+  auto next = [&x] {
+    x = x * 1664525u + 1013904223u;
+    return static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+  };
+  for (int64_t l = 0; l < n_layers; ++l) {
+    for (int64_t pos = 0; pos < depth; ++pos) {
+      for (size_t i = 0; i < k.size(); ++i) {
+        k[i] = next();
+        v[i] = next();
+      }
+      kv.store(l, pos, k.data(), v.data());
+    }
+  }
+}
+
+std::string test_name(const char* kind, int64_t n, int64_t depth) {
+  std::string s = kind + std::to_string(n);
+  if (depth > 0) s += " @ d" + std::to_string(depth);
+  return s;
+}
+
 }  // namespace
 
 ModelFacts model_facts(const format::GgufFile& file) {
@@ -98,8 +124,16 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       std::unique_ptr<model::Transformer> m,
       model::Transformer::create(file, model::ShardSpec::whole(hp), *comm, pool, kt, batch));
   const int64_t n_ctx =
-      std::max<int64_t>({o.n_prompt, o.n_gen > 0 ? kGenPromptTokens + o.n_gen : 0, 1});
+      o.depth + std::max<int64_t>({o.n_prompt, o.n_gen > 0 ? kGenPromptTokens + o.n_gen : 0, 1});
   COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(n_ctx, DType::kF16));
+  if (o.depth > 0) fill_depth(kv, hp.n_layers, o.depth);
+  const double kv_bytes_per_pos = static_cast<double>(kv.bytes()) / static_cast<double>(n_ctx);
+  // Bytes of cache a test's tokens read on average: token i of the test attends positions
+  // [0, first + i].
+  auto kv_read = [&](int64_t first, int64_t n) {
+    return static_cast<uint64_t>(kv_bytes_per_pos *
+                                 (static_cast<double>(first) + static_cast<double>(n + 1) / 2.0));
+  };
   model::Transformer& model = *m;
   const int64_t n_vocab = model.hparams().n_vocab;
   std::vector<float> logits(static_cast<size_t>(n_vocab));
@@ -109,29 +143,33 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     std::vector<double> tok_s;
     for (int rep = 0; rep <= o.reps; ++rep) {
       const double t0 = now_s();
-      COHORT_RETURN_IF_ERROR(feed(model, kv, ids, 0, logits.data()));
+      COHORT_RETURN_IF_ERROR(feed(model, kv, ids, o.depth, logits.data()));
       const double dt = now_s() - t0;
       if (rep > 0) tok_s.push_back(static_cast<double>(o.n_prompt) / dt);
     }
-    out.push_back(summarize("pp" + std::to_string(o.n_prompt), o.n_prompt, tok_s));
+    out.push_back(summarize(test_name("pp", o.n_prompt, o.depth), o.n_prompt, tok_s));
+    out.back().depth = o.depth;
+    out.back().kv_bytes_per_token = kv_read(o.depth, o.n_prompt);
   }
   if (o.n_gen > 0) {
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
     const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
     std::vector<double> tok_s;
     for (int rep = 0; rep <= o.reps; ++rep) {
-      COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, 0, logits.data()));
+      COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
       const double t0 = now_s();
       for (int64_t i = 0; i < o.n_gen; ++i) {
         model::ForwardIo io;
         io.tokens = &gen[static_cast<size_t>(kGenPromptTokens + i)];
         io.logits = logits.data();
-        COHORT_RETURN_IF_ERROR(model.forward(1, kGenPromptTokens + i, kv, io));
+        COHORT_RETURN_IF_ERROR(model.forward(1, o.depth + kGenPromptTokens + i, kv, io));
       }
       const double dt = now_s() - t0;
       if (rep > 0) tok_s.push_back(static_cast<double>(o.n_gen) / dt);
     }
-    out.push_back(summarize("tg" + std::to_string(o.n_gen), o.n_gen, tok_s));
+    out.push_back(summarize(test_name("tg", o.n_gen, o.depth), o.n_gen, tok_s));
+    out.back().depth = o.depth;
+    out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
   }
   if (usage && model.expert_usage()) *usage = *model.expert_usage();
   return out;

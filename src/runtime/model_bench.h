@@ -3,6 +3,11 @@
 //          steps of the model's batch size; tok/s = N / time.
 //   tg<N>: token generation, N single-token steps after a short untimed prompt; tok/s =
 //          N / time.
+// With a depth D > 0 (llama-bench's -d), both run after D positions already in the cache
+// ("pp128 @ d4096"): attention then reads D more keys and values per token, which is what
+// long contexts cost. The D positions are filled with pseudo-random keys and values rather
+// than by a D-token prefill (16k tokens of prefill would take minutes): attention's work
+// does not depend on the values.
 // Each test runs once to warm up, then `reps` timed times; the result is the mean and the
 // sample standard deviation of the per-repetition tok/s.
 #pragma once
@@ -38,20 +43,26 @@ struct BenchOptions {
   int64_t n_prompt = 128;  // pp test length; 0 skips it
   int64_t n_gen = 64;      // tg test length; 0 skips it
   int reps = 3;            // timed repetitions, >= 1
+  int64_t depth = 0;       // cache positions filled before each test
 };
 
 // Positions of the untimed prompt before a tg test.
 inline constexpr int64_t kGenPromptTokens = 4;
 
 struct BenchResult {
-  std::string test;  // "pp128", "tg64"
+  std::string test;  // "pp128", "tg64", "tg64 @ d4096"
   int64_t n_tokens = 0;
+  int64_t depth = 0;
+  // KV cache bytes one token of the test reads on average (keys and values of every
+  // position it attends, all layers): at depth, part of the bandwidth a token needs.
+  uint64_t kv_bytes_per_token = 0;
   double tok_s = 0;     // mean over repetitions
   double tok_s_sd = 0;  // sample standard deviation (0 for one repetition)
 };
 
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,
-// prompt steps of at most batch tokens, an F16 cache just long enough for the tests), then
+// prompt steps of at most batch tokens, an F16 cache just long enough for the tests and the
+// depth), then
 // runs the pp test and the tg test. Token ids are fixed pseudo-random ids of the
 // vocabulary. Errors: the model cannot be built, or a forward step fails. usage, when given,
 // receives a mixture-of-experts model's routing counts over all tests (left empty for a

@@ -50,6 +50,42 @@ TEST(ModelBench, FactsAndRunOnStories) {
   }
 }
 
+// At depth the tests start after that many cached positions and count the cache bytes a
+// token reads: depth x the bytes of one position (every layer's key and value), plus half
+// the test's own tokens on average.
+TEST(ModelBench, DepthRunsAfterFilledPositions) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto file = format::GgufFile::open(kModel);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  ThreadPool pool(2);
+  BenchOptions o;
+  o.n_prompt = 8;
+  o.n_gen = 4;
+  o.reps = 1;
+  o.depth = 100;
+  auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  ASSERT_EQ(results->size(), 2u);
+  const BenchResult& pp = (*results)[0];
+  const BenchResult& tg = (*results)[1];
+  EXPECT_EQ(pp.test, "pp8 @ d100");
+  EXPECT_EQ(tg.test, "tg4 @ d100");
+  EXPECT_EQ(pp.depth, 100);
+  EXPECT_GT(pp.tok_s, 0.0);
+  EXPECT_GT(tg.tok_s, 0.0);
+  // stories260K: 5 layers, 4 KV heads of 8 dims, F16 keys and values: 5 x 2 x 32 x 2 bytes.
+  const double per_pos = 5 * 2 * 32 * 2;
+  EXPECT_NEAR(static_cast<double>(pp.kv_bytes_per_token), per_pos * (100 + 4.5), 1.0);
+  EXPECT_NEAR(static_cast<double>(tg.kv_bytes_per_token), per_pos * (104 + 2.5), 1.0);
+
+  // Depth 0 names the tests as before, and a token then reads only the test's own positions.
+  o.depth = 0;
+  auto plain = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ((*plain)[0].test, "pp8");
+  EXPECT_LT((*plain)[0].kv_bytes_per_token, pp.kv_bytes_per_token);
+}
+
 TEST(BenchReport, FiguresAndJsonAgree) {
   ModelFacts m;
   m.name = "a \"quoted\" name.gguf";
@@ -85,6 +121,14 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   EXPECT_EQ(rj["test"], "roofline");
   EXPECT_DOUBLE_EQ(rj["read_gbps_n"].get<double>(), 1.6);
   EXPECT_NE(bench_table_row(m, 2, r, roof).find("50%"), std::string::npos);
+
+  // At depth, the cache bytes a token reads count towards its bandwidth.
+  r.kv_bytes_per_token = 800;
+  r.depth = 4096;
+  EXPECT_DOUBLE_EQ(bench_figures(m, r, roof).gbps, 1.6);
+  const auto jd = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
+  EXPECT_EQ(jd["depth"], 4096);
+  EXPECT_EQ(jd["kv_bytes_per_token"], 800);
 }
 
 }  // namespace
