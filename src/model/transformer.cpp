@@ -163,10 +163,16 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   }
 
   // Heads of this shard that share a KV head are passed together when the shard's head
-  // range is aligned to the GQA groups (always, on one node); otherwise one at a time.
+  // range is aligned to the GQA groups (always, on one node), so that the kernel reads each
+  // cached key and value once for the whole group (at long contexts a KV head's cache is
+  // larger than L2, and one head at a time read it group-size times from memory);
+  // otherwise one head at a time. Either way each head's arithmetic is the same.
   const int64_t group = hp_.n_heads / hp_.n_kv_heads;
   const int64_t kv_begin = shard_.kv_head_begin(hp_);
-  const int64_t n_items = n_tokens * n_heads;
+  const bool whole_groups = shard_.head_begin % group == 0 && n_heads % group == 0;
+  const int64_t heads_per_item = whole_groups ? group : 1;
+  const int64_t items_per_token = n_heads / heads_per_item;
+  const int64_t n_items = n_tokens * items_per_token;
   const int64_t scratch_per_thread = static_cast<int64_t>(attn_scratch_.size()) / pool_.size();
   int64_t n_kv_rows = 0;  // cached positions the rows read, all together
   for (int64_t t = 0; t < n_tokens; ++t) n_kv_rows += row_pos_[t] + 1;
@@ -176,7 +182,8 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     ThreadPool::split(n_items, ith, nth, &i0, &i1);
     float* scratch = &attn_scratch_[static_cast<size_t>(ith * scratch_per_thread)];
     for (int64_t item = i0; item < i1; ++item) {
-      const int64_t t = item / n_heads, h = item % n_heads;
+      const int64_t t = item / items_per_token;
+      const int64_t h = item % items_per_token * heads_per_item;  // first head of the item
       const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
       KvCache& kv = *row_kv_[t];
       const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
@@ -186,13 +193,13 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
       a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * hd * elem;
       a.kv_type = kv.type();
       a.n_kv = row_pos_[t] + 1;
-      a.n_heads = 1;
+      a.n_heads = heads_per_item;
       a.n_kv_heads = 1;
       a.head_dim = hd;
       a.kv_stride = kv.row_elems();
       a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
       a.out = &att_[t * n_q_ + h * hd];
-      kt_.attention(a, 0, 1, scratch);
+      kt_.attention(a, 0, heads_per_item, scratch);
     }
   });
 
