@@ -19,6 +19,7 @@ Result<KvCache> KvCache::create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_he
   c.type_ = type;
   c.n_ctx_ = n_ctx;
   c.row_elems_ = n_kv_heads * head_dim;
+  c.head_dim_ = head_dim;
   c.elem_bytes_ = type == DType::kF16 ? 2 : 4;
   c.layer_bytes_ = static_cast<size_t>(n_ctx) * c.row_elems_ * c.elem_bytes_;
   const size_t total = c.layer_bytes_ * n_layers;
@@ -33,17 +34,22 @@ Result<KvCache> KvCache::create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_he
 }
 
 void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float* v_row) {
-  const size_t off = layer * layer_bytes_ + pos * row_elems_ * elem_bytes_;
-  if (type_ == DType::kF32) {
-    std::memcpy(k_.data() + off, k_row, row_elems_ * 4);
-    std::memcpy(v_.data() + off, v_row, row_elems_ * 4);
-    return;
-  }
-  auto* kd = reinterpret_cast<uint16_t*>(k_.data() + off);
-  auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
-  for (int64_t i = 0; i < row_elems_; ++i) {
-    kd[i] = f32_to_fp16(k_row[i]);
-    vd[i] = f32_to_fp16(v_row[i]);
+  const int64_t n_heads = row_elems_ / head_dim_;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    const size_t off = layer * layer_bytes_ + (h * head_stride() + pos * head_dim_) * elem_bytes_;
+    const float* kh = k_row + h * head_dim_;
+    const float* vh = v_row + h * head_dim_;
+    if (type_ == DType::kF32) {
+      std::memcpy(k_.data() + off, kh, head_dim_ * 4);
+      std::memcpy(v_.data() + off, vh, head_dim_ * 4);
+      continue;
+    }
+    auto* kd = reinterpret_cast<uint16_t*>(k_.data() + off);
+    auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
+    for (int64_t i = 0; i < head_dim_; ++i) {
+      kd[i] = f32_to_fp16(kh[i]);
+      vd[i] = f32_to_fp16(vh[i]);
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 // Keys and values of one sequence for the layers and KV heads one rank owns.
-// Layout per layer: [n_ctx positions][n_kv_heads * head_dim], in F16 (default) or F32.
+// Layout per layer: [n_kv_heads][n_ctx positions][head_dim], in F16 (default) or F32.
+// Head-major, so that attention over one KV head streams a contiguous run of memory (at
+// long contexts the cache is read from DRAM, where short strided rows cost latency).
 #pragma once
 
 #include <cstdint>
@@ -18,17 +20,22 @@ class KvCache {
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
+  int64_t head_dim() const { return head_dim_; }
+  // Elements from one KV head's block to the next; positions within one are head_dim()
+  // elements apart.
+  int64_t head_stride() const { return n_ctx_ * head_dim_; }
   DType type() const { return type_; }
   size_t bytes() const { return k_.size() + v_.size(); }
 
-  // Start of layer l's keys/values (position 0).
+  // Start of layer l's keys/values (KV head 0, position 0).
   void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
   void* v(int64_t layer) { return v_.data() + layer * layer_bytes_; }
-  // Writes row_elems() floats for position pos of layer l (converted to type()).
+  // Writes row_elems() floats (every KV head's head_dim values, head after head) for
+  // position pos of layer l, converted to type().
   void store(int64_t layer, int64_t pos, const float* k_row, const float* v_row);
 
  private:
-  int64_t n_ctx_ = 0, row_elems_ = 0;
+  int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
   size_t layer_bytes_ = 0, elem_bytes_ = 0;
   DType type_ = DType::kF16;
   std::vector<uint8_t> k_, v_;

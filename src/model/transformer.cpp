@@ -189,14 +189,14 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
       const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
       kernels::AttentionArgs a;
       a.q = &q_[t * n_q_ + h * hd];
-      a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * hd * elem;
-      a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * hd * elem;
+      a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * kv.head_stride() * elem;
+      a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * kv.head_stride() * elem;
       a.kv_type = kv.type();
       a.n_kv = row_pos_[t] + 1;
       a.n_heads = heads_per_item;
       a.n_kv_heads = 1;
       a.head_dim = hd;
-      a.kv_stride = kv.row_elems();
+      a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
       a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
       a.out = &att_[t * n_q_ + h * hd];
       kt_.attention(a, 0, heads_per_item, scratch);
