@@ -57,6 +57,11 @@ struct AttentionArgs {
   const void* v = nullptr;   // same indexing as k
   DType kv_type = DType::kF16;  // kF32 or kF16
   int64_t n_kv = 0;             // positions 0..n_kv-1 are attended (causality is the caller's)
+  // Optional: query head h attends positions 0..n_kv_of_head[h]-1 only (each in 1..n_kv).
+  // Lets the rows of one prompt chunk (the same KV head at successive positions) share one
+  // pass over the cache, each with its own causal limit. A head's result has the same bits
+  // as a call for that head alone with n_kv = n_kv_of_head[h].
+  const int64_t* n_kv_of_head = nullptr;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/matmul.h"
 
@@ -50,6 +51,12 @@ void Transformer::allocate_scratch() {
   cos_.assign(B * hp_.n_rot / 2, 0.f);
   row_kv_.assign(B, nullptr);
   row_pos_.assign(B, 0);
+  run_begin_.assign(B + 1, 0);
+  // Per thread, one run's query rows gathered (B tokens x a GQA group), their outputs and
+  // their causal limits.
+  const int64_t group = hp_.n_heads / hp_.n_kv_heads;
+  attn_rows_.assign(static_cast<size_t>(pool_.size() * 2 * B * group * hp_.head_dim), 0.f);
+  attn_limits_.assign(static_cast<size_t>(pool_.size() * B * group), 0);
   sin_.assign(B * hp_.n_rot / 2, 0.f);
 
   // Rotary frequencies: theta_i = pos * base^(-2i / n_rot) / factor_i, in float as
@@ -166,14 +173,24 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   // range is aligned to the GQA groups (always, on one node), so that the kernel reads each
   // cached key and value once for the whole group (at long contexts a KV head's cache is
   // larger than L2, and one head at a time read it group-size times from memory);
-  // otherwise one head at a time. Either way each head's arithmetic is the same.
+  // otherwise one head at a time. The rows of one sequence in this forward (a prompt chunk:
+  // one cache, successive positions) form a run, and a run's rows share that pass too, each
+  // with its own causal limit. Either way each (row, head) gets the same bits.
   const int64_t group = hp_.n_heads / hp_.n_kv_heads;
   const int64_t kv_begin = shard_.kv_head_begin(hp_);
   const bool whole_groups = shard_.head_begin % group == 0 && n_heads % group == 0;
   const int64_t heads_per_item = whole_groups ? group : 1;
-  const int64_t items_per_token = n_heads / heads_per_item;
-  const int64_t n_items = n_tokens * items_per_token;
+  const int64_t items_per_run = n_heads / heads_per_item;
+  int64_t n_runs = 0;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    if (t == 0 || row_kv_[t] != row_kv_[t - 1] || row_pos_[t] != row_pos_[t - 1] + 1) {
+      run_begin_[n_runs++] = t;
+    }
+  }
+  run_begin_[n_runs] = n_tokens;
+  const int64_t n_items = n_runs * items_per_run;
   const int64_t scratch_per_thread = static_cast<int64_t>(attn_scratch_.size()) / pool_.size();
+  const int64_t rows_per_thread = static_cast<int64_t>(attn_limits_.size()) / pool_.size();
   int64_t n_kv_rows = 0;  // cached positions the rows read, all together
   for (int64_t t = 0; t < n_tokens; ++t) n_kv_rows += row_pos_[t] + 1;
   // Work: two passes over the cached keys and values of every (token, head) item.
@@ -181,25 +198,49 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     int64_t i0, i1;
     ThreadPool::split(n_items, ith, nth, &i0, &i1);
     float* scratch = &attn_scratch_[static_cast<size_t>(ith * scratch_per_thread)];
+    float* q_rows = &attn_rows_[static_cast<size_t>(ith * rows_per_thread * 2 * hd)];
+    float* out_rows = q_rows + rows_per_thread * hd;
+    int64_t* limits = &attn_limits_[static_cast<size_t>(ith * rows_per_thread)];
     for (int64_t item = i0; item < i1; ++item) {
-      const int64_t t = item / items_per_token;
-      const int64_t h = item % items_per_token * heads_per_item;  // first head of the item
+      const int64_t r = item / items_per_run;
+      const int64_t h = item % items_per_run * heads_per_item;  // first head of the item
+      const int64_t t0 = run_begin_[r], len = run_begin_[r + 1] - t0;
       const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
-      KvCache& kv = *row_kv_[t];
+      KvCache& kv = *row_kv_[t0];
       const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
       kernels::AttentionArgs a;
-      a.q = &q_[t * n_q_ + h * hd];
       a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * kv.head_stride() * elem;
       a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * kv.head_stride() * elem;
       a.kv_type = kv.type();
-      a.n_kv = row_pos_[t] + 1;
-      a.n_heads = heads_per_item;
+      a.n_kv = row_pos_[t0 + len - 1] + 1;
       a.n_kv_heads = 1;
       a.head_dim = hd;
       a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
       a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-      a.out = &att_[t * n_q_ + h * hd];
-      kt_.attention(a, 0, heads_per_item, scratch);
+      if (len == 1) {
+        a.q = &q_[t0 * n_q_ + h * hd];
+        a.n_heads = heads_per_item;
+        a.out = &att_[t0 * n_q_ + h * hd];
+        kt_.attention(a, 0, heads_per_item, scratch);
+        continue;
+      }
+      // Gather the run's rows of these heads ([row][head][hd]), attend, scatter back.
+      const size_t head_bytes = static_cast<size_t>(heads_per_item * hd) * sizeof(float);
+      for (int64_t i = 0; i < len; ++i) {
+        std::memcpy(q_rows + i * heads_per_item * hd, &q_[(t0 + i) * n_q_ + h * hd], head_bytes);
+        for (int64_t g = 0; g < heads_per_item; ++g) {
+          limits[i * heads_per_item + g] = row_pos_[t0 + i] + 1;
+        }
+      }
+      a.q = q_rows;
+      a.n_heads = len * heads_per_item;
+      a.n_kv_of_head = limits;
+      a.out = out_rows;
+      kt_.attention(a, 0, a.n_heads, scratch);
+      for (int64_t i = 0; i < len; ++i) {
+        std::memcpy(&att_[(t0 + i) * n_q_ + h * hd], out_rows + i * heads_per_item * hd,
+                    head_bytes);
+      }
     }
   });
 

@@ -103,6 +103,11 @@ class Transformer {
   // Per row of the current forward: its sequence's cache and its position.
   std::vector<KvCache*> row_kv_;
   std::vector<int64_t> row_pos_;
+  // Attention: the first row of each run of rows of one sequence (plus the end), and per
+  // thread the gathered query/output rows and causal limits of one run.
+  std::vector<int64_t> run_begin_;
+  std::vector<float> attn_rows_;
+  std::vector<int64_t> attn_limits_;
 };
 
 }  // namespace cohort::model

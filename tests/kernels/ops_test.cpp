@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -507,6 +508,49 @@ TEST(Attention, GqaReadsKvHeadOfGroup) {
             EXPECT_NEAR(out[static_cast<size_t>(h * hd + d)], (h / 4 + 1) * 10 + d, 1e-3)
                 << t->isa << " head " << h << " dim " << d << " hd " << hd;
           }
+        }
+      }
+    }
+  }
+}
+
+// Per-head limits (the rows of one prompt chunk sharing a pass over the cache): each head's
+// result has the bits of a call for that head alone over its own positions, for both the
+// tiled path (head_dim 64, limits around tile edges) and the generic one (head_dim 12).
+TEST(Attention, PerHeadLimitsEqualSingleHeadCalls) {
+  Rng rng(17);
+  for (DType type : {DType::kF16, DType::kF32}) {
+    for (int64_t hd : {64, 12}) {
+      AttnCase c;
+      c.n_heads = 10;
+      c.n_kv_heads = 1;
+      c.kv_type = type;
+      c.head_dim = hd;
+      c.n_kv = 200;
+      const AttnProblem p = make_problem(c, rng);
+      const std::vector<int64_t> limits = {200, 1, 64, 65, 100, 129, 7, 8, 9, 128};
+      for (const KernelTable* t : tables()) {
+        std::vector<float> batched(static_cast<size_t>(c.n_heads * hd), 12345.0f);
+        std::vector<float> scratch(static_cast<size_t>(c.n_kv) + 1);
+        AttentionArgs a = p.args(batched.data());
+        a.n_kv_of_head = limits.data();
+        t->attention(a, 0, c.n_heads, scratch.data());
+        for (int64_t h = 0; h < c.n_heads; ++h) {
+          std::vector<float> alone(static_cast<size_t>(hd), 12345.0f);
+          AttentionArgs one = p.args(alone.data());
+          one.q = p.q.data() + h * hd;
+          one.n_heads = 1;
+          one.n_kv = limits[static_cast<size_t>(h)];
+          t->attention(one, 0, 1, scratch.data());
+          EXPECT_EQ(
+              std::memcmp(alone.data(), batched.data() + h * hd, alone.size() * sizeof(float)), 0)
+              << t->isa << " head " << h << " limit " << limits[static_cast<size_t>(h)] << " hd "
+              << hd;
+        }
+        // And a limit of one position is that position's value exactly (weight 1).
+        for (int64_t d = 0; d < hd; ++d) {
+          EXPECT_NEAR(batched[static_cast<size_t>(hd + d)], p.v[static_cast<size_t>(d)], 1e-6)
+              << t->isa;
         }
       }
     }

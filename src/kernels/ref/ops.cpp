@@ -70,10 +70,11 @@ void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
     float* out = a.out + h * hd;
     const int64_t kv_off = (h / group) * hd;
     for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
-    if (a.n_kv <= 0) continue;
+    const int64_t n_kv = a.n_kv_of_head ? a.n_kv_of_head[h] : a.n_kv;
+    if (n_kv <= 0) continue;
 
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t < a.n_kv; ++t) {
+    for (int64_t t = 0; t < n_kv; ++t) {
       const int64_t row = t * a.kv_stride + kv_off;
       float dot = 0.0f;
       for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_at(a.k, a.kv_type, row + d);
@@ -81,12 +82,12 @@ void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
       mx = scratch[t] > mx ? scratch[t] : mx;
     }
     float sum = 0.0f;
-    for (int64_t t = 0; t < a.n_kv; ++t) {
+    for (int64_t t = 0; t < n_kv; ++t) {
       scratch[t] = std::exp(scratch[t] - mx);
       sum += scratch[t];
     }
     const float inv = 1.0f / sum;
-    for (int64_t t = 0; t < a.n_kv; ++t) {
+    for (int64_t t = 0; t < n_kv; ++t) {
       const float p = scratch[t] * inv;
       const int64_t row = t * a.kv_stride + kv_off;
       for (int64_t d = 0; d < hd; ++d) out[d] += p * kv_at(a.v, a.kv_type, row + d);

@@ -127,7 +127,7 @@ void add_avx2(const float* a, const float* b, float* out, int64_t n) {
 
 constexpr int64_t kKBufFloats = 4096;  // one tile of K as floats (16 KB)
 constexpr int64_t kMaxTile = 64;       // positions per tile
-constexpr int64_t kMaxHeads = 64;      // query heads handled in one sweep over the cache
+constexpr int64_t kMaxHeads = 256;     // query heads handled in one sweep over the cache
 constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
 
 template <bool kF16>
@@ -315,7 +315,15 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
 
       for (int64_t h = gh0; h < gh1; ++h) {
         float* sh = s + (h - gh0) * kMaxTile;
-        qk_scores(a.q + h * hd, kbuf, hd, cnt, hd, a.scale, sh);
+        // A head with its own limit scores only its positions (through exactly the calls a
+        // call for it alone would make), the rest of the tile is -inf: weight 0 below.
+        const int64_t own = a.n_kv_of_head ? std::min(cnt, a.n_kv_of_head[h] - t0) : cnt;
+        if (own <= 0) {
+          for (int64_t j = 0; j < cnt8; ++j) sh[j] = 0.0f;  // past its limit: adds nothing
+          continue;
+        }
+        qk_scores(a.q + h * hd, kbuf, hd, own, hd, a.scale, sh);
+        for (int64_t j = (own + 7) / 8 * 8; j < cnt8; ++j) sh[j] = kNegInf;
         online_softmax_tile(sh, cnt8, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
       }
       pv_heads<kF16>(v_tile, a.kv_stride, cnt, hd, gh1 - gh0, s, a.out + gh0 * hd);
@@ -336,6 +344,7 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
 template <bool kF16>
 void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   const int64_t hd = a.head_dim;
+  const int64_t n_kv = a.n_kv_of_head ? a.n_kv_of_head[h] : a.n_kv;
   const int64_t hd8 = hd / 8 * 8;
   const int64_t kv_off = (h / (a.n_heads / a.n_kv_heads)) * hd;
   const float* q = a.q + h * hd;
@@ -348,7 +357,7 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
       return static_cast<const float*>(base)[index];
     }
   };
-  for (int64_t t = 0; t < a.n_kv; ++t) {
+  for (int64_t t = 0; t < n_kv; ++t) {
     const int64_t row = t * a.kv_stride + kv_off;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t d = 0; d < hd8; d += 8) {
@@ -358,9 +367,9 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
     for (int64_t d = hd8; d < hd; ++d) dot += q[d] * scalar_at(a.k, row + d);
     scratch[t] = dot * a.scale;
   }
-  softmax_avx2(scratch, a.n_kv);
+  softmax_avx2(scratch, n_kv);
   for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
-  for (int64_t t = 0; t < a.n_kv; ++t) {
+  for (int64_t t = 0; t < n_kv; ++t) {
     const int64_t row = t * a.kv_stride + kv_off;
     const float p = scratch[t];
     const __m256 vp = _mm256_set1_ps(p);
