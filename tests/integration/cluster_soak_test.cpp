@@ -1,7 +1,8 @@
 // Soak: 32 streaming clients at once, each sending request after request, against a 2-node
 // cluster (the head serving stories260K with one worker) for a fixed time. Every request must
 // stream to its end ([DONE], no error event), and the serving process's resident memory
-// (VmRSS) may grow by less than 5% between the end of the warm-up and the end of the run.
+// (VmRSS) may grow by less than 5% between the end of the warm-up and the end of the run
+// (not checked under AddressSanitizer, whose quarantine holds freed memory).
 // The default run has a 20 s version; the 5-minute one is the CTest `soak` (label soak).
 #include <gtest/gtest.h>
 
@@ -28,6 +29,19 @@ using testing::ChildProcess;
 const std::string kBin = COHORT_BINARY;
 const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
 constexpr int kClients = 32;
+// Under AddressSanitizer freed memory waits in a quarantine (up to 256 MiB) before reuse, so
+// resident memory grows for a long while by design: the numbers are printed, not checked.
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+constexpr bool kMemoryIsMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang
+constexpr bool kMemoryIsMeaningful = false;
+#else
+constexpr bool kMemoryIsMeaningful = true;
+#endif
+#else
+constexpr bool kMemoryIsMeaningful = true;
+#endif
 
 struct SoakCounts {
   std::atomic<int64_t> ok{0};
@@ -111,8 +125,10 @@ void soak(double total_s, double warmup_s) {
   EXPECT_EQ(counts.failed.load(), 0) << first_failure << "\n" << head.log();
   EXPECT_GT(counts.ok.load(), kClients) << "fewer requests than clients finished";
   ASSERT_GT(head_base, 0) << "the head's VmRSS could not be read";
-  EXPECT_LT(growth, 5.0) << "the head's memory grows under load";
-  EXPECT_LT(worker_growth, 5.0) << "the worker's memory grows under load";
+  if (kMemoryIsMeaningful) {
+    EXPECT_LT(growth, 5.0) << "the head's memory grows under load";
+    EXPECT_LT(worker_growth, 5.0) << "the worker's memory grows under load";
+  }
   EXPECT_TRUE(head.alive()) << head.log();
 }
 
