@@ -316,10 +316,12 @@ Ring Segment::ring(int from, int to) const {
 uint32_t Segment::arm_wait() {
   Slot& mine = header()->slots[rank_];
   const uint32_t seen = mine.doorbell.load(std::memory_order_acquire);
-  mine.sleeping.store(1, std::memory_order_relaxed);
-  // Pairs with the fence in notify(): either the peer sees `sleeping`, or the re-check that
-  // follows this call sees the peer's data.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Pairs with the read-modify-write in notify(): both are RMWs on `sleeping`, so one comes
+  // first in its modification order. Either the peer's comes later and sees 1 (it rings), or
+  // ours reads what the peer's wrote and so acquires the data the peer published before it
+  // (the re-check that follows this call sees it). RMWs, not fences, because
+  // ThreadSanitizer models these and not std::atomic_thread_fence.
+  mine.sleeping.exchange(1, std::memory_order_seq_cst);
   return seen;
 }
 
@@ -338,8 +340,8 @@ void Segment::disarm_wait() { header()->slots[rank_].sleeping.store(0, std::memo
 
 void Segment::notify(int peer) {
   Slot& slot = header()->slots[peer];
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (slot.sleeping.load(std::memory_order_relaxed) == 0) return;
+  // An RMW, not a plain load: see arm_wait().
+  if (slot.sleeping.fetch_add(0, std::memory_order_seq_cst) == 0) return;
   slot.doorbell.fetch_add(1, std::memory_order_release);
   ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot.doorbell), FUTEX_WAKE, INT_MAX, nullptr,
             nullptr, 0);

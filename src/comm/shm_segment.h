@@ -79,7 +79,7 @@ class Segment {
   // value to pass to wait(); the caller re-checks its rings in between (and calls
   // disarm_wait() instead if something arrived). wait() returns when the doorbell rings or
   // after `timeout`, whichever is first. notify(peer) rings the peer's doorbell if it sleeps
-  // (a fence and a shared load when it does not).
+  // (one atomic read-modify-write of a shared line when it does not).
   uint32_t arm_wait();
   void wait(uint32_t seen, std::chrono::microseconds timeout);
   void disarm_wait();

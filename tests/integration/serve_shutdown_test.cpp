@@ -8,29 +8,24 @@
 #include <string>
 #include <thread>
 
+#include "support/fault_fixture.h"
 #include "support/http_client.h"
 #include "support/local_cluster.h"
 #include "support/process.h"
-#include "support/subprocess.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
 namespace {
 
 using testing::ChildProcess;
-using testing::run_command;
 
 const std::string kBin = COHORT_BINARY;
 
 TEST(ServeShutdown, SigtermFinishesTheRequestInFlightAndReleasesTheWorker) {
   testing::TempDir dir;
-  const std::string key = dir.file("k"), model = dir.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
-  // Slow enough per token (f32, dim 512) that the request is mid-way at the signal.
-  ASSERT_EQ(run_command(kBin + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
-                        "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
-                .exit_code,
-            0);
+  const testing::FaultFiles files = testing::make_key_and_slow_model(kBin, dir);
+  ASSERT_EQ(files.error, "");
+  const std::string &key = files.key, &model = files.model;
   testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir, "g");
   ASSERT_EQ(workers.procs.size(), 1u);
   const int http = testing::free_port();
