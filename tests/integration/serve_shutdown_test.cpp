@@ -36,8 +36,11 @@ TEST(ServeShutdown, SigtermFinishesTheRequestInFlightAndReleasesTheWorker) {
 
   testing::HttpReply reply;
   std::thread client([&] {
-    reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
-                                  R"({"prompt":"a","max_tokens":200,"temperature":0})");
+    // A non-streamed answer arrives whole at the end: on a loaded machine the 200 tokens
+    // can take longer than the default 5 s read timeout, which is not what is tested here.
+    testing::HttpClient c(static_cast<uint16_t>(http), 60000);
+    reply =
+        c.request("POST", "/v1/completions", R"({"prompt":"a","max_tokens":200,"temperature":0})");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   const auto t0 = std::chrono::steady_clock::now();
