@@ -1,7 +1,8 @@
 // Every dialect on one router, as Ollama serves them on one port: OpenAI under /v1/
 // (openai_routes.h), Anthropic at /v1/messages (anthropic_routes.h), Ollama under /api/ and
-// at / (ollama_routes.h), with server-raised errors in each path's dialect
-// (dialect_errors.h). The engine must outlive the server the router is handed to.
+// at / (ollama_routes.h), both dialects' embeddings (embedding_routes.h), with server-raised
+// errors in each path's dialect (dialect_errors.h). The engine must outlive the server the
+// router is handed to.
 #pragma once
 
 #include "api/router.h"

@@ -130,6 +130,10 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
   hp.has_qk_norm = hp.arch == Arch::kQwen3 || hp.arch == Arch::kQwen3Moe;
   COHORT_RETURN_IF_ERROR(read_experts(f, arch, &hp));
 
+  if (const std::optional<int64_t> v = f.get_int(arch + ".pooling_type")) {
+    hp.pooling = *v == 2 ? Pooling::kFirst : *v == 3 ? Pooling::kLast : Pooling::kMean;
+  }
+
   // A shard file (model/shard_export.h) may lack the embeddings: it records what they said.
   if (const std::optional<int64_t> v = f.get_int("cohort.shard.n_vocab")) {
     if (*v < 1) return bad(f, "cohort.shard.n_vocab must be positive");

@@ -16,6 +16,11 @@ namespace cohort::model {
 
 enum class Arch { kLlama, kQwen2, kQwen3, kQwen3Moe };
 
+// How an embedding pools the per-token hidden states: GGUF "<arch>.pooling_type" (llama.cpp's
+// numbering: 1 mean, 2 cls, 3 last). Generative models carry none: they get the mean, which
+// uses every token; embedding models trained on the last token (Qwen3-Embedding) say so.
+enum class Pooling { kMean, kFirst, kLast };
+
 const char* arch_name(Arch a);
 
 struct HParams {
@@ -41,6 +46,7 @@ struct HParams {
   // softmax over all experts, top n_expert_used, weights renormalised to sum to 1.
   int64_t n_expert = 0;
   int64_t n_expert_used = 0;
+  Pooling pooling = Pooling::kMean;  // for embeddings only
 
   bool is_moe() const { return n_expert > 0; }
   int64_t q_dim() const { return n_heads * head_dim; }

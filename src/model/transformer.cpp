@@ -310,6 +310,13 @@ Status Transformer::forward_batch(std::span<const BatchSeq> seqs, const ForwardI
     std::copy(x_.begin(), x_.begin() + n_tokens * dim, io.hidden_out);
     return Status::ok();
   }
+  if (io.hidden_normed != nullptr) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      kt_.rmsnorm(&x_[t * dim], w_.output_norm.data(), &io.hidden_normed[t * dim], dim,
+                  hp_.rms_eps);
+    }
+    return Status::ok();
+  }
   // The rows whose logits are wanted, normed into consecutive rows of xn_.
   int64_t n_out = 0, row = 0;
   for (const BatchSeq& s : seqs) {

@@ -33,6 +33,10 @@ struct ForwardIo {
   float* hidden_out = nullptr;       // !shard.outputs: [n_tokens][dim] for the next stage
   float* logits = nullptr;           // shard.outputs: [all_logits ? n_tokens : 1][n_vocab]
   bool all_logits = false;           // logits of every token, or only of the last
+  // shard.outputs, for embeddings: when set, every row's final hidden state after the output
+  // norm, [n_tokens][dim], is written here instead of logits (the vocabulary projection, the
+  // costliest matrix of a small model, is skipped).
+  float* hidden_normed = nullptr;
 };
 
 // One sequence's share of a batched forward: n_tokens >= 1 tokens at positions

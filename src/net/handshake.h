@@ -35,7 +35,8 @@ namespace cohort::net {
 // 2: shard shipping, worker-to-worker probes, SetupRequest.n_slots, slot in step headers.
 // 3: batched steps (several slots in one step, runtime/cluster_stepper.cpp).
 //    and expert ranges in shard specs, the expert parallel mode.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 4: hidden-state steps (embeddings: the last stage sends normed hidden states, not logits).
+inline constexpr uint32_t kProtocolVersion = 4;
 
 inline constexpr uint16_t kFrameTypeHello = 0xFF01;
 inline constexpr uint16_t kFrameTypeProof = 0xFF02;

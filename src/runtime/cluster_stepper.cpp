@@ -10,9 +10,11 @@ namespace cohort::runtime {
 
 // Fixed-size, explicitly laid out (little-endian hosts only: every node runs this build).
 // A batched step (op 3) carries all its rows in n_tokens and its entry count in slot; an
-// array of n_entries (slot, n, pos0) triples follows the header, then the tokens.
+// array of n_entries (slot, n, pos0) triples follows the header, then the tokens. A hidden
+// step (op 4) is a plain step whose last stage returns every token's normed hidden state
+// ([n_tokens][dim], for embeddings) instead of logits.
 struct ClusterRank::Header {
-  uint32_t op;  // 1 = step, 2 = stop, 3 = batched step
+  uint32_t op;  // 1 = step, 2 = stop, 3 = batched step, 4 = hidden step
   uint32_t all_logits;
   int64_t n_tokens;
   int64_t pos0;
@@ -24,6 +26,7 @@ namespace {
 constexpr uint32_t kOpStep = 1;
 constexpr uint32_t kOpStop = 2;
 constexpr uint32_t kOpBatch = 3;
+constexpr uint32_t kOpHidden = 4;
 constexpr int64_t kEntryWords = 3;  // slot, n, pos0 per entry of a batched step
 // Framing a transport adds per message, rounded up (tcp frames 12 bytes, shm 8).
 constexpr int64_t kMessageOverheadBytes = 64;
@@ -101,7 +104,12 @@ Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* log
   }
   if (!me.shard.outputs) io.hidden_out = hidden_.data();
   float* out_logits = logits ? logits : logits_.data();
-  if (me.shard.outputs) io.logits = out_logits;
+  if (me.shard.outputs && h.op == kOpHidden) {
+    // hidden_ held this stage's input, which forward_batch copies before anything else.
+    io.hidden_normed = logits ? logits : hidden_.data();
+  } else if (me.shard.outputs) {
+    io.logits = out_logits;
+  }
   seqs_.clear();
   if (h.op == kOpBatch) {
     for (int64_t e = 0; e < h.slot; ++e) {
@@ -119,7 +127,11 @@ Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* log
     }
   }
   if (me.shard.outputs && leader && rank_ != 0) {
-    COHORT_RETURN_IF_ERROR(world_.send(0, out_logits, n_logits * V * 4, timeout_ms_));
+    if (h.op == kOpHidden) {
+      COHORT_RETURN_IF_ERROR(world_.send(0, io.hidden_normed, n * dim * 4, timeout_ms_));
+    } else {
+      COHORT_RETURN_IF_ERROR(world_.send(0, out_logits, n_logits * V * 4, timeout_ms_));
+    }
   }
   return Status::ok();
 }
@@ -289,6 +301,19 @@ Status ClusterRank::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t
   return Status::ok();
 }
 
+Status ClusterRank::step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                                float* hidden) {
+  COHORT_RETURN_IF_ERROR(check_request(slot, n));
+  while (n_awaiting() > 0) COHORT_RETURN_IF_ERROR(receive_oldest());
+  COHORT_RETURN_IF_ERROR(start(Header{kOpHidden, 0, n, pos0, slot}, tokens, hidden));
+  const int last_leader = plan_.stage_ranks.back()[0];
+  if (last_leader != 0) {
+    const size_t bytes = static_cast<size_t>(n * model_.hparams().dim) * sizeof(float);
+    COHORT_RETURN_IF_ERROR(world_.recv(last_leader, hidden, bytes, timeout_ms_));
+  }
+  return Status::ok();
+}
+
 Status ClusterRank::step_batch(std::span<const StepEntry> entries, float* logits) {
   if (entries.size() == 1) {
     const StepEntry& e = entries[0];
@@ -320,7 +345,8 @@ Status ClusterRank::serve(int64_t timeout_ms) {
     if (h.op == kOpStop) return Status::ok();
     const int64_t n_slots = static_cast<int64_t>(slots_.size());
     const bool rows_ok = h.n_tokens >= 1 && h.n_tokens <= model_.max_batch();
-    const bool step_ok = h.op == kOpStep && h.all_logits <= 1 && h.slot >= 0 && h.slot < n_slots;
+    const bool step_ok = (h.op == kOpStep || h.op == kOpHidden) && h.all_logits <= 1 &&
+                         h.slot >= 0 && h.slot < n_slots;
     const bool batch_ok = h.op == kOpBatch && h.all_logits == 0 && h.slot >= 1 && h.slot <= n_slots;
     if (!rows_ok || !(step_ok || batch_ok)) {
       return Status::corrupt("cluster: rank " + std::to_string(rank_) + " got a bad step header");

@@ -55,6 +55,9 @@ class ClusterRank {
   // as one forward; collect() then returns the batch's [entries][n_vocab] logits.
   Status step_batch(std::span<const StepEntry> entries, float* logits);
   Status submit_batch(std::span<const StepEntry> entries);
+  // Head side, as Stepper::step_hidden: receives the logits still in flight first (kept for
+  // collect()), then runs a hidden step; hidden gets [n][dim].
+  Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, float* hidden);
   // The number of pipeline stages: enough steps in flight to keep every stage busy.
   int64_t max_in_flight() const { return plan_.n_stages(); }
   // Head side: receives what is still in flight, then tells every rank to leave serve().
@@ -123,6 +126,12 @@ class ClusterStepper final : public Stepper {
   }
   Status collect(float* logits) override { return head_.collect(logits); }
   void abandon() override { head_.abandon(); }
+  int64_t n_embd() const override { return model_.hparams().dim; }
+  model::Pooling pooling() const override { return model_.hparams().pooling; }
+  Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                     float* hidden) override {
+    return head_.step_hidden(slot, tokens, n, pos0, hidden);
+  }
   Status step_batch(std::span<const StepEntry> entries, float* logits) override {
     return head_.step_batch(entries, logits);
   }

@@ -63,6 +63,29 @@ struct CompletionResult {
   std::string stop_sequence;  // the stop string that ended generation, else empty
 };
 
+// One text to embed: a string (tokenized as a completion prompt is, without chat tokens), or
+// token ids given by the client (used as they are).
+struct EmbeddingInput {
+  std::string text;
+  std::vector<int32_t> tokens;
+  bool is_tokens = false;
+};
+
+struct EmbeddingRequest {
+  std::vector<EmbeddingInput> inputs;  // each is embedded on its own, in order
+  // An input longer than the context: cut to its first n_ctx tokens (Ollama's default), or
+  // refused with kOutOfRange.
+  bool truncate = false;
+  // 0: the model's embedding length; else 1..embedding_length(): the first `dimensions`
+  // values, normalised again (Matryoshka shortening, as OpenAI and Ollama do).
+  int64_t dimensions = 0;
+};
+
+struct EmbeddingResult {
+  std::vector<std::vector<float>> embeddings;  // per input, unit L2 length (zero stays zero)
+  int64_t prompt_tokens = 0;                   // tokens run, over every input
+};
+
 // A conversation for the model's chat template. Dialects normalise their messages into the
 // shape Hugging Face templates read: {"role": ..., "content": "<text>"} plus whatever else a
 // template uses (tool_calls, name...), passed through unchanged.
@@ -105,6 +128,18 @@ class Engine {
   // not fit the context, kUnavailable when the cluster lost a node, kInternal otherwise.
   // Once on_text has been called, an error means the stream broke mid-way.
   virtual Result<CompletionResult> complete(const CompletionRequest& request) = 0;
+
+  // Embeddings: the floats per embedding (the model's hidden size), 0 when embed() is not
+  // supported.
+  virtual int64_t embedding_length() const { return 0; }
+  // The final hidden states of each input (after the output norm, no logits computed), pooled
+  // (the model's pooling_type; the mean when it has none) and L2-normalised. Errors:
+  // kInvalidArgument (an empty input, a token id outside the vocabulary, bad dimensions),
+  // kOutOfRange (an input longer than the context without truncate), kUnsupported (no
+  // hidden-state output), and complete()'s others.
+  virtual Result<EmbeddingResult> embed(const EmbeddingRequest& /*request*/) {
+    return Status::unsupported("engine: this model does not serve embeddings");
+  }
 };
 
 }  // namespace cohort::runtime

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "runtime/embedding_pool.h"
 #include "runtime/stop_scanner.h"
 #include "text/sampler.h"
 
@@ -178,6 +179,64 @@ Result<CompletionResult> GenerationEngine::generate(const CompletionRequest& req
   out.text = stops.text();
   out.stop_sequence = stops.matched_stop();
   if (queue.cancel.load()) out.finish_reason = "cancelled";
+  return out;
+}
+
+Result<std::vector<int32_t>> GenerationEngine::embedding_tokens(const EmbeddingInput& input,
+                                                                bool truncate) const {
+  std::vector<int32_t> tokens = input.is_tokens ? input.tokens : encode(input.text, false);
+  if (tokens.empty()) return Status::invalid_argument("embed: an input is empty");
+  for (int32_t id : tokens) {
+    if (id < 0 || id >= stepper_.n_vocab()) {
+      return Status::invalid_argument("embed: token id " + std::to_string(id) +
+                                      " is outside the vocabulary of " +
+                                      std::to_string(stepper_.n_vocab()));
+    }
+  }
+  const int64_t n_ctx = stepper_.n_ctx();
+  if (static_cast<int64_t>(tokens.size()) > n_ctx) {
+    if (!truncate) {
+      return Status::out_of_range("the input has " + std::to_string(tokens.size()) +
+                                  " tokens; the context holds " + std::to_string(n_ctx));
+    }
+    tokens.resize(static_cast<size_t>(n_ctx));
+  }
+  return tokens;
+}
+
+Result<EmbeddingResult> GenerationEngine::embed(const EmbeddingRequest& req) {
+  Result<EmbeddingResult> result = run_embed(req);
+  stats_.request_ended(result.is_ok() ? "ok" : "failed");
+  return result;
+}
+
+Result<EmbeddingResult> GenerationEngine::run_embed(const EmbeddingRequest& req) {
+  stats_.request_started(0);
+  const int64_t dim = stepper_.n_embd();
+  if (dim <= 0) return Status::unsupported("embed: this model gives no hidden states");
+  if (req.dimensions < 0 || req.dimensions > dim) {
+    return Status::invalid_argument("embed: dimensions " + std::to_string(req.dimensions) +
+                                    " is outside 1.." + std::to_string(dim));
+  }
+  // Every input is checked before any runs: a bad one fails the request without work.
+  std::vector<std::vector<int32_t>> inputs;
+  inputs.reserve(req.inputs.size());
+  for (const EmbeddingInput& in : req.inputs) {
+    COHORT_ASSIGN_OR_RETURN(std::vector<int32_t> tokens, embedding_tokens(in, req.truncate));
+    inputs.push_back(std::move(tokens));
+  }
+  EmbeddingResult out;
+  for (std::vector<int32_t>& tokens : inputs) {
+    out.prompt_tokens += static_cast<int64_t>(tokens.size());
+    EmbeddingPooler pooler(stepper_.pooling(), dim);
+    EmbeddingJob job;
+    job.tokens = std::move(tokens);
+    job.on_rows = [&pooler](const float* rows, int64_t n) { pooler.add(rows, n); };
+    COHORT_RETURN_IF_ERROR(scheduler_.embed(std::move(job)));
+    std::vector<float> e = pooler.finish();
+    if (req.dimensions > 0) shorten_embedding(e, req.dimensions);
+    out.embeddings.push_back(std::move(e));
+  }
   return out;
 }
 

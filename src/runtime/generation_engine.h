@@ -44,6 +44,10 @@ class GenerationEngine final : public Engine {
     return static_cast<int64_t>(encode(prompt, prompt_is_chat).size());
   }
   Result<CompletionResult> complete(const CompletionRequest& request) override;
+  int64_t embedding_length() const override { return stepper_.n_embd(); }
+  // Each input runs on the scheduler's engine thread (SlotScheduler::embed), queued with the
+  // generations, one input after another.
+  Result<EmbeddingResult> embed(const EmbeddingRequest& request) override;
 
   // Requests, tokens, queue and tok/s so far. Thread-safe.
   EngineStats stats() const { return stats_.snapshot(); }
@@ -52,6 +56,10 @@ class GenerationEngine final : public Engine {
   // complete() without the bookkeeping of its outcome.
   Result<CompletionResult> generate(const CompletionRequest& request);
   std::vector<int32_t> encode(const std::string& prompt, bool prompt_is_chat) const;
+  // An embedding input's tokens, checked (and cut to the context when truncate).
+  Result<std::vector<int32_t>> embedding_tokens(const EmbeddingInput& input, bool truncate) const;
+  // embed() without the bookkeeping of its outcome.
+  Result<EmbeddingResult> run_embed(const EmbeddingRequest& request);
   // The text of every token as generation emits it (for constrained decoding), made once.
   const std::vector<std::string>& token_texts() const;
 

@@ -32,6 +32,8 @@ ReplacingStepper::ReplacingStepper(Factory factory, std::unique_ptr<ClusterSessi
   n_ctx_ = s.n_ctx();
   max_batch_ = s.max_batch();
   n_slots_ = s.n_slots();
+  n_embd_ = s.n_embd();
+  pooling_ = s.pooling();
   status_ = session_->status_report();
   view_ = session_->view();
   view_.placements = placements_;
@@ -119,6 +121,12 @@ Status ReplacingStepper::submit(int64_t slot, const int32_t* tokens, int64_t n, 
 Status ReplacingStepper::collect(float* logits) {
   if (!session_ || broken_) return Status::unavailable("cluster: the placement was lost");
   return note(session_->stepper().collect(logits));
+}
+
+Status ReplacingStepper::step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                                     float* hidden) {
+  COHORT_RETURN_IF_ERROR(ensure_session());
+  return note(session_->stepper().step_hidden(slot, tokens, n, pos0, hidden));
 }
 
 Status ReplacingStepper::step_batch(std::span<const StepEntry> entries, float* logits) {

@@ -48,6 +48,10 @@ class ReplacingStepper final : public Stepper {
                 bool all_logits) override;
   Status collect(float* logits) override;
   void abandon() override;
+  int64_t n_embd() const override { return n_embd_; }
+  model::Pooling pooling() const override { return pooling_; }
+  Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                     float* hidden) override;
   // Forwarded, so a session's native batching is kept.
   Status step_batch(std::span<const StepEntry> entries, float* logits) override;
   Status submit_batch(std::span<const StepEntry> entries) override;
@@ -71,7 +75,8 @@ class ReplacingStepper final : public Stepper {
   double retry_interval_s_;
   double last_attempt_s_ = 0;
   Status last_failure_;
-  int64_t n_vocab_, n_ctx_, max_batch_, n_slots_;
+  int64_t n_vocab_, n_ctx_, max_batch_, n_slots_, n_embd_;
+  model::Pooling pooling_;
 
   mutable std::mutex mu_;  // guards status_, view_ and placements_ (read by other threads)
   std::string status_;

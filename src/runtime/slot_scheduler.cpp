@@ -65,6 +65,52 @@ Status SlotScheduler::run(GenerationJob job) {
   return done.get();
 }
 
+Status SlotScheduler::embed(EmbeddingJob job) {
+  PendingEmbedding e{std::move(job), {}};
+  std::future<Status> done = e.done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return Status::unavailable("engine: stopping");
+    embed_queue_.push_back(&e);
+  }
+  cv_.notify_all();
+  return done.get();
+}
+
+Status SlotScheduler::run_embedding(PendingEmbedding* e) {
+  const std::vector<int32_t>& tokens = e->job.tokens;
+  const int64_t n_tokens = static_cast<int64_t>(tokens.size());
+  if (stepper_.n_embd() <= 0) {
+    e->done.set_value(Status::unsupported("embed: this model gives no hidden states"));
+    return Status::ok();
+  }
+  if (n_tokens == 0 || n_tokens > stepper_.n_ctx()) {
+    e->done.set_value(Status::out_of_range("embed: " + std::to_string(n_tokens) +
+                                           " tokens; the context holds " +
+                                           std::to_string(stepper_.n_ctx())));
+    return Status::ok();
+  }
+  // The free slot that admit() would pick last, so cached chat prefixes are kept longest.
+  const int64_t slot = free_slots_.front();
+  std::vector<int32_t>& cached = slot_tokens_[static_cast<size_t>(slot)];
+  cached.clear();
+  const int64_t dim = stepper_.n_embd();
+  hidden_.resize(static_cast<size_t>(stepper_.max_batch() * dim));
+  for (int64_t pos = 0; pos < n_tokens;) {
+    const int64_t n = std::min(stepper_.max_batch(), n_tokens - pos);
+    const Status s = stepper_.step_hidden(slot, tokens.data() + pos, n, pos, hidden_.data());
+    if (!s.is_ok()) {
+      e->done.set_value(s);
+      return s;
+    }
+    e->job.on_rows(hidden_.data(), n);
+    pos += n;
+  }
+  cached = tokens;
+  e->done.set_value(Status::ok());  // last: the caller's job may go away now
+  return Status::ok();
+}
+
 void SlotScheduler::finish(Active* a, const Status& s) {
   free_slots_.push_back(a->slot);
   slot_tokens_[static_cast<size_t>(a->slot)] = std::move(a->cached);
@@ -175,7 +221,17 @@ Status SlotScheduler::collect_batch() {
   return Status::ok();
 }
 
-Status SlotScheduler::turn(const std::vector<Pending*>& admitted) {
+Status SlotScheduler::turn(const std::vector<PendingEmbedding*>& embeddings,
+                           const std::vector<Pending*>& admitted) {
+  for (size_t i = 0; i < embeddings.size(); ++i) {
+    const Status s = run_embedding(embeddings[i]);
+    if (!s.is_ok()) {
+      // The stepper broke: the embeddings taken with this one end with its error too.
+      for (size_t j = i + 1; j < embeddings.size(); ++j) embeddings[j]->done.set_value(s);
+      for (Pending* p : admitted) p->done.set_value(s);
+      return s;
+    }
+  }
   for (Pending* p : admitted) admit(p);
   while (static_cast<int64_t>(in_flight_.size()) < stepper_.max_in_flight() &&
          (!ready_.empty() || !prefilling_.empty())) {
@@ -188,25 +244,36 @@ Status SlotScheduler::turn(const std::vector<Pending*>& admitted) {
 void SlotScheduler::loop() {
   for (;;) {
     std::vector<Pending*> admitted;
+    std::vector<PendingEmbedding*> embeddings;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] {
-        return stop_ || (!queue_.empty() && !free_slots_.empty()) || !ready_.empty() ||
-               !prefilling_.empty() || !in_flight_.empty();
+        return stop_ || ((!queue_.empty() || !embed_queue_.empty()) && !free_slots_.empty()) ||
+               !ready_.empty() || !prefilling_.empty() || !in_flight_.empty();
       });
       if (stop_) break;
-      while (!queue_.empty() && admitted.size() < free_slots_.size()) {
+      // Embeddings run one after another on one free slot, kept from this turn's admissions.
+      size_t slots_left = free_slots_.size();
+      if (slots_left > 0 && !embed_queue_.empty()) {
+        embeddings.assign(embed_queue_.begin(), embed_queue_.end());
+        embed_queue_.clear();
+        --slots_left;
+      }
+      while (!queue_.empty() && admitted.size() < slots_left) {
         admitted.push_back(queue_.front());
         queue_.pop_front();
       }
     }
-    Status s = turn(admitted);
+    Status s = turn(embeddings, admitted);
     if (!s.is_ok()) fail_all(s);
   }
   fail_all(Status::unavailable("engine: stopped"));
   std::lock_guard<std::mutex> lock(mu_);
   for (Pending* p : queue_) p->done.set_value(Status::unavailable("engine: stopped"));
   queue_.clear();
+  for (PendingEmbedding* e : embed_queue_)
+    e->done.set_value(Status::unavailable("engine: stopped"));
+  embed_queue_.clear();
 }
 
 }  // namespace cohort::runtime

@@ -14,6 +14,13 @@
 //
 // A job whose on_token returns false (e.g. its client went away) ends at once and frees its
 // slot. Only the engine thread touches the stepper (and so the model and its caches).
+//
+// Embeddings queue here too (embed()), so they never touch the model beside the engine
+// thread: at the start of a turn, each queued embedding borrows a free slot and runs its
+// tokens there in max_batch chunks with Stepper::step_hidden, synchronously (a pipeline's
+// batches in flight are received first and kept). Running decodes pause for that time, as
+// they would for a prompt of that length. The slot's cache then holds the embedded tokens,
+// which a later prompt with that prefix reuses.
 #pragma once
 
 #include <condition_variable>
@@ -40,6 +47,13 @@ struct GenerationJob {
   std::function<bool(int32_t)> on_token;
 };
 
+struct EmbeddingJob {
+  std::vector<int32_t> tokens;  // non-empty, at most the stepper's n_ctx(), valid ids
+  // Called on the engine thread with the next tokens' hidden states, [n_rows][n_embd()], in
+  // token order (Stepper::step_hidden's rows).
+  std::function<void(const float* rows, int64_t n_rows)> on_rows;
+};
+
 class SlotScheduler {
  public:
   // stepper must outlive the scheduler; eog(id) says whether a token ends generation.
@@ -53,6 +67,9 @@ class SlotScheduler {
   // Queues job and blocks until it has ended: ok, or the stepper's error (which also ends
   // every other job running with it). Thread-safe.
   Status run(GenerationJob job);
+  // Queues an embedding and blocks until its rows have all been handed to on_rows (ok) or
+  // it failed. Thread-safe.
+  Status embed(EmbeddingJob job);
 
  private:
   struct Pending {
@@ -60,10 +77,17 @@ class SlotScheduler {
     std::promise<Status> done;
   };
   struct Active;
+  struct PendingEmbedding {
+    EmbeddingJob job;
+    std::promise<Status> done;
+  };
 
   void loop();
   // One turn of the engine loop with the jobs just taken from the queue.
-  Status turn(const std::vector<Pending*>& admitted);
+  Status turn(const std::vector<PendingEmbedding*>& embeddings,
+              const std::vector<Pending*>& admitted);
+  // Runs one embedding on a free slot; a stepper error is returned (and ends the job).
+  Status run_embedding(PendingEmbedding* e);
   // Takes the free slot whose cached tokens share the longest prefix with p's prompt.
   void admit(Pending* p);
   // Builds and submits one batched step for a free place in the stepper's pipeline.
@@ -77,8 +101,9 @@ class SlotScheduler {
   std::function<bool(int32_t)> eog_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending*> queue_;  // guarded by mu_
-  bool stop_ = false;           // guarded by mu_
+  std::deque<Pending*> queue_;                 // guarded by mu_
+  std::deque<PendingEmbedding*> embed_queue_;  // guarded by mu_
+  bool stop_ = false;                          // guarded by mu_
 
   // Engine thread only (free_slots_ is read under mu_ by the engine thread's wait).
   std::vector<int64_t> free_slots_;
@@ -90,6 +115,7 @@ class SlotScheduler {
   std::vector<StepEntry> entries_;              // the batch being built
   std::vector<int32_t> decode_tokens_;          // its decode tokens (entries_ point here)
   std::vector<float> logits_;                   // a batch's logits, [n_slots][n_vocab]
+  std::vector<float> hidden_;                   // an embedding chunk's states, sized once
   std::thread thread_;
 };
 

@@ -41,6 +41,23 @@ Status Stepper::collect_batch(int64_t n_entries, float* logits) {
   return Status::ok();
 }
 
+Status Stepper::step_hidden(int64_t /*slot*/, const int32_t* /*tokens*/, int64_t /*n*/,
+                            int64_t /*pos0*/, float* /*hidden*/) {
+  return Status::unsupported("stepper: this model gives no hidden states (embeddings)");
+}
+
+Status LocalStepper::step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                                 float* hidden) {
+  if (slot < 0 || slot >= n_slots()) {
+    return Status::invalid_argument("stepper: no slot " + std::to_string(slot) + " of " +
+                                    std::to_string(n_slots()));
+  }
+  model::ForwardIo io;
+  io.tokens = tokens;
+  io.hidden_normed = hidden;
+  return model_.forward(n, pos0, slots_[static_cast<size_t>(slot)], io);
+}
+
 Status LocalStepper::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
                           bool all_logits, float* logits) {
   if (slot < 0 || slot >= n_slots()) {

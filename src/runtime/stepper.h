@@ -71,6 +71,18 @@ class Stepper {
   // Forgets every step in flight (after an error).
   virtual void abandon() { done_.clear(); }
 
+  // Embeddings: the floats per token step_hidden() writes (the model's dim); 0 when the
+  // stepper has no hidden-state output.
+  virtual int64_t n_embd() const { return 0; }
+  // How the model wants its per-token states pooled into one embedding (GGUF pooling_type).
+  virtual model::Pooling pooling() const { return model::Pooling::kMean; }
+  // Runs tokens at positions pos0.. of `slot` as step() does (the slot's cache gets them),
+  // but writes, instead of logits, every token's final hidden state after the output norm:
+  // [n][n_embd()]. Synchronous, like step(): steps in flight stay queued for collect().
+  // The default: kUnsupported.
+  virtual Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                             float* hidden);
+
   // Batched steps (see above); the entries' tokens add up to at most max_batch().
   virtual Status step_batch(std::span<const StepEntry> entries, float* logits);
   virtual Status submit_batch(std::span<const StepEntry> entries);
@@ -99,6 +111,10 @@ class LocalStepper final : public Stepper {
   int64_t n_slots() const override { return static_cast<int64_t>(slots_.size()); }
   Status step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
               float* logits) override;
+  int64_t n_embd() const override { return model_.hparams().dim; }
+  model::Pooling pooling() const override { return model_.hparams().pooling; }
+  Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
+                     float* hidden) override;
   // One forward over every entry's rows (Transformer::forward_batch).
   Status step_batch(std::span<const StepEntry> entries, float* logits) override;
   Status submit_batch(std::span<const StepEntry> entries) override;

@@ -2,14 +2,17 @@
 // with the prompt (or a set output), cut at max_tokens bytes and before the first stop
 // string, streamed one byte per on_text call; render_chat() writes "role: content\n" per
 // message. It counts calls, remembers the last request, and can be made not ready or
-// failing (before or after streaming some text).
+// failing (before or after streaming some text). embed() gives, per input of n tokens (bytes
+// or ids), [n, 1, 2, 3] normalised (cut to context_length_ when truncate), then shortened.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
 
+#include "runtime/embedding_pool.h"
 #include "runtime/engine.h"
 
 namespace cohort::api_test {
@@ -81,6 +84,27 @@ class FakeEngine : public runtime::Engine {
     return out;
   }
 
+  int64_t embedding_length() const override { return 4; }
+  Result<runtime::EmbeddingResult> embed(const runtime::EmbeddingRequest& req) override {
+    embed_calls_.fetch_add(1);
+    runtime::EmbeddingResult out;
+    for (const runtime::EmbeddingInput& in : req.inputs) {
+      int64_t n = static_cast<int64_t>(in.is_tokens ? in.tokens.size() : in.text.size());
+      if (n > context_length_ && !req.truncate) {
+        return Status::out_of_range("the input has " + std::to_string(n) +
+                                    " tokens; the context holds " +
+                                    std::to_string(context_length_));
+      }
+      n = std::min(n, context_length_);
+      std::vector<float> e = {static_cast<float>(n), 1, 2, 3};
+      runtime::l2_normalize(e);
+      if (req.dimensions > 0) runtime::shorten_embedding(e, req.dimensions);
+      out.embeddings.push_back(std::move(e));
+      out.prompt_tokens += n;
+    }
+    return out;
+  }
+
   void set_fail(Status st) {
     std::lock_guard<std::mutex> lock(mu_);
     fail_ = std::move(st);
@@ -101,6 +125,7 @@ class FakeEngine : public runtime::Engine {
   std::atomic<bool> ready_{true};
   std::atomic<int> calls_{0};
   std::atomic<int> cancelled_{0};
+  std::atomic<int> embed_calls_{0};
   int64_t context_length_ = 4096;
 
  private:

@@ -80,6 +80,7 @@ int NpmClients::port_ = 0;
 TEST_F(NpmClients, OpenAi) { run_script("openai.mjs"); }
 TEST_F(NpmClients, Anthropic) { run_script("anthropic.mjs"); }
 TEST_F(NpmClients, Ollama) { run_script("ollama.mjs"); }
+TEST_F(NpmClients, Embeddings) { run_script("embeddings.mjs"); }
 
 }  // namespace
 }  // namespace cohort

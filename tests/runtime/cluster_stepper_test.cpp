@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <random>
@@ -146,6 +147,19 @@ Status run_rounds(runtime::Stepper& s, bool batched, std::vector<float>* out) {
   return Status::ok();
 }
 
+// got equals want but for rounding: tensor parallelism sums partial products in another
+// order, so every value may differ by 1e-4 of the largest.
+void expect_rounding_only(const std::vector<float>& got, const std::vector<float>& want,
+                          const cluster::Plan& plan) {
+  ASSERT_EQ(got.size(), want.size());
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
+    mag = std::max(mag, static_cast<double>(std::fabs(want[i])));
+  }
+  EXPECT_LE(diff, 1e-4 * mag) << plan.to_string();
+}
+
 TEST_P(ClusterStepperTest, BatchedStepsMatchSingleStepsOnOneNode) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   auto f = format::GgufFile::open(testing::kSharedData + "/models/stories260K.gguf");
@@ -165,14 +179,49 @@ TEST_P(ClusterStepperTest, BatchedStepsMatchSingleStepsOnOneNode) {
     return run_rounds(s, true, &got);
   });
   ASSERT_TRUE(st.is_ok()) << st.message();
-  ASSERT_EQ(got.size(), want.size());
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
-    mag = std::max(mag, static_cast<double>(std::fabs(want[i])));
+  expect_rounding_only(got, want, plan);
+}
+
+// Embedding steps: a 20-token prompt's normed hidden states in chunks of kTestBatch (a step
+// of another slot in flight meanwhile, kept for collect()), then the next token's logits on
+// the same slot, which read the cache the hidden steps filled. Appended to *out in order.
+Status run_hidden(runtime::Stepper& s, std::vector<float>* out) {
+  std::vector<int32_t> tokens(20);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(1 + (i * 37) % 500);
+  const int64_t n = static_cast<int64_t>(tokens.size()), dim = s.n_embd();
+  std::vector<float> hidden(static_cast<size_t>(kTestBatch * dim));
+  std::vector<float> logits(static_cast<size_t>(s.n_vocab()));
+  const int32_t other = 7;
+  COHORT_RETURN_IF_ERROR(s.submit(1, &other, 1, 0, false));
+  for (int64_t pos = 0; pos < n; pos += kTestBatch) {
+    const int64_t rows = std::min(kTestBatch, n - pos);
+    COHORT_RETURN_IF_ERROR(s.step_hidden(0, tokens.data() + pos, rows, pos, hidden.data()));
+    out->insert(out->end(), hidden.begin(), hidden.begin() + rows * dim);
   }
-  // Tensor parallelism sums partial products in another order: rounding only.
-  EXPECT_LE(diff, 1e-4 * mag) << plan.to_string();
+  COHORT_RETURN_IF_ERROR(s.collect(logits.data()));
+  out->insert(out->end(), logits.begin(), logits.end());
+  const int32_t next = 42;
+  COHORT_RETURN_IF_ERROR(s.step(0, &next, 1, n, false, logits.data()));
+  out->insert(out->end(), logits.begin(), logits.end());
+  return Status::ok();
+}
+
+TEST_P(ClusterStepperTest, HiddenStatesMatchOneNode) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto f = format::GgufFile::open(testing::kSharedData + "/models/stories260K.gguf");
+  ASSERT_TRUE(f.is_ok());
+  std::vector<float> want, got;
+  with_one_node(*f, 2, [&](runtime::Stepper& s) {
+    EXPECT_EQ(s.n_embd(), model::HParams::from_gguf(*f)->dim);
+    const Status st = run_hidden(s, &want);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+  });
+  const auto [mode, n_nodes] = GetParam();
+  const cluster::Plan plan = make_plan(*f, mode, n_nodes);
+  Status st = testing::run_in_process_cluster(
+      *f, plan, 2, [&](runtime::Stepper& s) { return run_hidden(s, &got); });
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  expect_rounding_only(got, want, plan);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,0 +1,87 @@
+// Embeddings on a 2-node cluster through the real clients: `cohort serve` heading one
+// worker, next to a one-node `cohort serve` of the same file, and tests/js/embeddings.mjs
+// run against the cluster with COHORT_REF_URL naming the one-node server, so every check of
+// the script holds on the cluster and its vectors equal one node's (within the script's
+// kTolerance). stories260K split by tensor parallelism; a synthetic qwen3 Q8_0 model split
+// into a pipeline. (The one-node run of the script is NpmClients.Embeddings.)
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "support/local_cluster.h"
+#include "support/process.h"
+#include "support/shared_data.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace cohort {
+namespace {
+
+using testing::ChildProcess;
+using testing::run_command;
+using testing::shell_quote;
+
+const std::string kBin = COHORT_BINARY;
+const std::string kJsDir = COHORT_JS_DIR;
+
+class NpmEmbeddingsCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (run_command("command -v node >/dev/null 2>&1").exit_code != 0) {
+      GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
+    }
+    ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
+        << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+  }
+
+  // Serves `model` on one node and on two (`mode`), then runs the script on the cluster.
+  void run_on_two_nodes(const std::string& model, const std::string& mode) {
+    const std::string key = dir_.file("k");
+    ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+    testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir_, "w");
+    ASSERT_EQ(workers.procs.size(), 1u);
+    const int one_port = testing::free_port(), head_port = testing::free_port();
+    ChildProcess one(
+        {kBin, "serve", "-m", model, "-t", "1", "-c", "512", "--port", std::to_string(one_port)},
+        dir_.file("one.log"));
+    ChildProcess head(
+        {kBin, "serve", "-m", model, "--workers", workers.list, "--parallel", mode, "--key-file",
+         key, "-t", "1", "-c", "512", "--port", std::to_string(head_port)},
+        dir_.file("head.log"));
+    ASSERT_TRUE(testing::wait_for_port(one_port, 20000)) << one.log();
+    ASSERT_TRUE(testing::wait_for_port(head_port, 20000)) << head.log();
+    const std::string name = std::filesystem::path(model).filename().string();
+    const std::string cmd = "cd " + shell_quote(kJsDir) +
+                            " && COHORT_URL=http://127.0.0.1:" + std::to_string(head_port) +
+                            " COHORT_REF_URL=http://127.0.0.1:" + std::to_string(one_port) +
+                            " COHORT_MODEL=" + shell_quote(name) +
+                            " timeout 300 node embeddings.mjs 2>&1";
+    const testing::CommandResult r = run_command(cmd);
+    EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- head log ---\n" << head.log();
+    EXPECT_NE(r.out.find("cluster vs one node"), std::string::npos) << r.out;
+    std::printf("%s", r.out.c_str());
+    head.kill(SIGTERM);
+    one.kill(SIGTERM);
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(NpmEmbeddingsCluster, StoriesTensorParallel) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  run_on_two_nodes(testing::kSharedData + "/models/stories260K.gguf", "tensor");
+}
+
+TEST_F(NpmEmbeddingsCluster, SyntheticQwen3Pipeline) {
+  const std::string model = dir_.file("synth-qwen3.gguf");
+  ASSERT_EQ(run_command(kBin + " synth --arch qwen3 --dim 128 --layers 4 --heads 4 --kv-heads 2 " +
+                        "--ffn 256 --vocab 1024 --type q8_0 -o " + model + " 2>/dev/null")
+                .exit_code,
+            0);
+  run_on_two_nodes(model, "pipeline");
+}
+
+}  // namespace
+}  // namespace cohort
