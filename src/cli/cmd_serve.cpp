@@ -29,6 +29,7 @@ struct ServeConfig {
   std::vector<std::string> model_files;  // -m, once or more
   double keep_alive_s = -1;
   double queue_timeout_s = 300;
+  double request_timeout_s = 0;
   int shutdown_grace_s = 30;
 };
 
@@ -47,6 +48,7 @@ int serve(ServeConfig cfg) {
   cfg.serve.registry.keep_alive_ms =
       cfg.keep_alive_s < 0 ? -1 : static_cast<int64_t>(cfg.keep_alive_s * 1000);
   cfg.serve.registry.wait_timeout_ms = static_cast<int64_t>(cfg.queue_timeout_s * 1000);
+  cfg.serve.request_timeout_ms = static_cast<int64_t>(cfg.request_timeout_s * 1000);
   auto stack = start_serving(cfg.serve);
   if (!stack.is_ok()) {
     std::fprintf(stderr, "error: %s\n", stack.status().message().c_str());
@@ -127,6 +129,10 @@ void add_serve_command(CLI::App& app, Runner* runner) {
                   "Requests that may wait for one model (its load, or a turn under "
                   "--max-concurrent); more get 503 with Retry-After")
       ->check(CLI::Range(0, 100000));
+  cmd->add_option("--request-timeout", cfg->request_timeout_s,
+                  "Seconds a completion may generate before it ends with a timeout error "
+                  "(0: no limit)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--queue-timeout", cfg->queue_timeout_s,
                   "Seconds a request may wait for a model's load or turn before a 503")
       ->check(CLI::Range(0.001, 1e6));

@@ -7,13 +7,23 @@
 #include "api/dashboard_routes.h"
 #include "cli/model_sources.h"
 #include "cli/served_model.h"
+#include "runtime/deadline_engine.h"
 
 namespace cohort::cli {
 namespace {
 
 // The loaded model the dashboard describes: the one used last.
 std::shared_ptr<ServedModel> shown_model(const runtime::ModelRegistry& models) {
-  return std::dynamic_pointer_cast<ServedModel>(models.most_recent());
+  std::shared_ptr<runtime::Engine> e = models.most_recent();
+  if (auto limited = std::dynamic_pointer_cast<runtime::DeadlineEngine>(e)) e = limited->inner();
+  return std::dynamic_pointer_cast<ServedModel>(e);
+}
+
+// The engine as requests reach it: under --request-timeout when one is set.
+std::shared_ptr<runtime::Engine> with_time_limit(std::shared_ptr<runtime::Engine> e,
+                                                 int64_t limit_ms) {
+  if (limit_ms <= 0) return e;
+  return std::make_shared<runtime::DeadlineEngine>(std::move(e), limit_ms);
 }
 
 // One model, opened now and kept loaded. Sets stack->session (and returns early on an MPI
@@ -29,8 +39,9 @@ Status open_one_model(const ServeOptions& cfg, ServeStack* stack) {
   stack->engine = make_generation_engine(ms, stack->name);
   stack->models = std::make_shared<runtime::ModelRegistry>(cfg.registry, runtime::ModelLoader{});
   // Not owned by the registry: the stack keeps the engine, and stops the server first.
-  return stack->models->add_resident(
-      std::shared_ptr<runtime::Engine>(stack->engine.get(), [](runtime::Engine*) {}));
+  return stack->models->add_resident(with_time_limit(
+      std::shared_ptr<runtime::Engine>(stack->engine.get(), [](runtime::Engine*) {}),
+      cfg.request_timeout_ms));
 }
 
 // Several models, loaded when first asked for.
@@ -45,15 +56,16 @@ Status offer_models(const ServeOptions& cfg, ServeStack* stack) {
   }
   ModelFlags flags = cfg.model;
   runtime::EventLog* events = stack->events.get();
+  const int64_t limit_ms = cfg.request_timeout_ms;
   auto loader =
-      [flags,
-       events](const runtime::ModelSource& source) -> Result<std::shared_ptr<runtime::Engine>> {
+      [flags, events,
+       limit_ms](const runtime::ModelSource& source) -> Result<std::shared_ptr<runtime::Engine>> {
     ModelFlags f = flags;
     f.model_path = source.path;
     std::fprintf(stderr, "serve: loading %s\n", source.name.c_str());
     COHORT_ASSIGN_OR_RETURN(std::shared_ptr<ServedModel> m,
                             ServedModel::open(f, source.name, events));
-    return std::shared_ptr<runtime::Engine>(std::move(m));
+    return with_time_limit(std::move(m), limit_ms);
   };
   stack->models = std::make_shared<runtime::ModelRegistry>(ro, std::move(loader));
   for (runtime::ModelSource& s : sources) {

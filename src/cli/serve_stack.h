@@ -30,6 +30,9 @@ struct ServeOptions {
   std::string models_dir;
   std::vector<std::string> more_models;
   runtime::ModelRegistryOptions registry;
+  // A completion still generating after this long fails with a timeout (504, or an error
+  // event mid-stream); 0: no limit (runtime/deadline_engine.h).
+  int64_t request_timeout_ms = 0;
   std::string host = "127.0.0.1";
   int port = 52415;  // 0: any free port (ServeStack::port())
   std::string api_key;

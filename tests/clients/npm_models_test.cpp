@@ -11,6 +11,7 @@
 #include "support/shared_data.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/two_models_dir.h"
 
 namespace cohort {
 namespace {
@@ -30,13 +31,7 @@ TEST(NpmModels, OllamaClientAcrossTwoModels) {
       << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
   testing::TempDir dir;
   const std::string models = dir.file("models");
-  std::filesystem::create_directories(models);
-  std::filesystem::create_symlink(testing::kSharedData + "/models/stories260K.gguf",
-                                  models + "/stories260K.gguf");
-  ASSERT_EQ(run_command(kBin + " synth --dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 " +
-                        "--vocab 300 --type f32 -o " + models + "/tiny.gguf 2>/dev/null")
-                .exit_code,
-            0);
+  ASSERT_TRUE(testing::make_two_models_dir(kBin, models));
   const int port = testing::free_port();
   testing::ChildProcess server({kBin, "serve", "--models-dir", models, "--max-loaded", "1", "-t",
                                 "1", "-c", "256", "--port", std::to_string(port)},

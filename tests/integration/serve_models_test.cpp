@@ -5,7 +5,6 @@
 // keep_alive 0); unknown and path-like model names are refused.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include "support/shared_data.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/two_models_dir.h"
 
 namespace cohort {
 namespace {
@@ -30,13 +30,7 @@ class ServeModels : public ::testing::Test {
   void SetUp() override {
     COHORT_SKIP_WITHOUT_SHARED_DATA();
     models_ = dir_.file("models");
-    std::filesystem::create_directories(models_);
-    std::filesystem::create_symlink(testing::kSharedData + "/models/stories260K.gguf",
-                                    models_ + "/stories260K.gguf");
-    ASSERT_EQ(run_command(kBin + " synth --dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 " +
-                          "--vocab 300 --type f32 -o " + models_ + "/tiny.gguf 2>/dev/null")
-                  .exit_code,
-              0);
+    ASSERT_TRUE(testing::make_two_models_dir(kBin, models_));
     port_ = testing::free_port();
     head_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{kBin, "serve", "--models-dir", models_, "--max-loaded", "1", "-t",
