@@ -1,6 +1,8 @@
 #include "runtime/deadline_engine.h"
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 namespace cohort::runtime {
@@ -18,8 +20,9 @@ Result<CompletionResult> DeadlineEngine::complete(const CompletionRequest& reque
   };
   Result<CompletionResult> result = inner_->complete(limited);
   if (timed_out) {
-    return Status::timeout("the request ran past its time limit of " +
-                           std::to_string(limit_ms_ / 1000.0).substr(0, 6) + " s");
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%g", static_cast<double>(limit_ms_) / 1000.0);
+    return Status::timeout(std::string("the request ran past its time limit of ") + limit + " s");
   }
   return result;
 }
