@@ -7,6 +7,7 @@
 //   GET /api/tags       every model offered; GET /api/ps the loaded ones, with expires_at
 //                       (when an idle one unloads) and size_vram
 //   POST /api/show      {model} or {name}: modelfile, parameters, template, details...
+//                       (read from the loaded model: show loads it, as a request would)
 //   POST /api/chat      chat; NDJSON lines by default, one object with stream:false
 //   POST /api/generate  a completion of prompt (rendered as a user turn unless raw), likewise
 // Either with no messages / no prompt loads the model (done_reason "load"), or unloads it
