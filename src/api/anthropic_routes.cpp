@@ -10,7 +10,7 @@
 #include "api/anthropic_messages.h"
 #include "api/anthropic_stream.h"
 #include "api/json_body.h"
-#include "api/model_match.h"
+#include "api/model_lookup.h"
 #include "api/prompt_check.h"
 #include "api/request_id.h"
 #include "api/sse.h"
@@ -24,9 +24,10 @@ HttpResponse engine_error(const Status& st) {
   return anthropic_error(http_status_for(st), st.message());
 }
 
-// Parses, checks the model and renders the prompt; on failure *error is the response.
-Result<MessagesParams> prepare(runtime::Engine& engine, const HttpRequest& req, bool count_only,
-                               HttpResponse* error) {
+// Parses, finds the model (loading it when needed: *lease holds it) and renders the prompt;
+// on failure *error is the response.
+Result<MessagesParams> prepare(runtime::ModelRegistry& models, const HttpRequest& req,
+                               bool count_only, HttpResponse* error, runtime::ModelLease* lease) {
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) {
     *error = anthropic_error(400, body.status().message());
@@ -37,10 +38,16 @@ Result<MessagesParams> prepare(runtime::Engine& engine, const HttpRequest& req, 
     *error = anthropic_error(400, p.status().message());
     return p.status();
   }
-  if (!model_matches(p->model, engine.model_name())) {
-    *error = anthropic_error(404, "model: " + p->model);
-    return Status::not_found("model");
+  Result<runtime::ModelLease> found = models.acquire(p->model);
+  if (!found.is_ok()) {
+    const Status& st = found.status();
+    *error = st.code() == StatusCode::kNotFound
+                 ? anthropic_error(404, "model: " + p->model)
+                 : anthropic_error(http_status_for(st), st.message());
+    return st;
   }
+  *lease = std::move(found).value();
+  runtime::Engine& engine = **lease;
   if (!engine.ready()) {
     *error = anthropic_error(503, "the model is still loading");
     return Status::unavailable("loading");
@@ -55,27 +62,31 @@ Result<MessagesParams> prepare(runtime::Engine& engine, const HttpRequest& req, 
   return p;
 }
 
-HttpResponse messages(runtime::Engine& engine, const HttpRequest& req) {
+HttpResponse messages(runtime::ModelRegistry& models, const HttpRequest& req) {
   HttpResponse error;
-  Result<MessagesParams> p = prepare(engine, req, /*count_only=*/false, &error);
+  runtime::ModelLease lease;
+  Result<MessagesParams> p = prepare(models, req, /*count_only=*/false, &error, &lease);
   if (!p.is_ok()) return error;
+  runtime::Engine& engine = *lease;
   Result<int64_t> n = check_prompt(engine, p->request);
   if (!n.is_ok()) return engine_error(n.status());
   const std::string id = random_id("msg_");
   if (p->stream) {
     AnthropicStream s{id, p->model, *n, std::move(p->request), p->tool_format};
-    return sse_response(anthropic_stream_producer(engine, std::move(s)));
+    StreamProducer producer = anthropic_stream_producer(engine, std::move(s));
+    return sse_response(holding_lease(std::move(lease), std::move(producer)));
   }
   Result<runtime::CompletionResult> result = engine.complete(p->request);
   if (!result.is_ok()) return engine_error(result.status());
   return json_response(200, messages_response(id, p->model, *result, p->tool_format));
 }
 
-HttpResponse count_tokens(runtime::Engine& engine, const HttpRequest& req) {
+HttpResponse count_tokens(runtime::ModelRegistry& models, const HttpRequest& req) {
   HttpResponse error;
-  Result<MessagesParams> p = prepare(engine, req, /*count_only=*/true, &error);
+  runtime::ModelLease lease;
+  Result<MessagesParams> p = prepare(models, req, /*count_only=*/true, &error, &lease);
   if (!p.is_ok()) return error;
-  Result<int64_t> n = engine.count_tokens(p->request.prompt, true);
+  Result<int64_t> n = lease->count_tokens(p->request.prompt, true);
   if (!n.is_ok()) return engine_error(n.status());
   return json_response(200, {{"input_tokens", *n}});
 }
@@ -93,11 +104,11 @@ HttpHandler guarded(F f) {
 
 }  // namespace
 
-void add_anthropic_routes(Router& router, runtime::Engine& engine) {
+void add_anthropic_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models) {
   router.add("POST", "/v1/messages",
-             guarded([&engine](const HttpRequest& req) { return messages(engine, req); }));
+             guarded([models](const HttpRequest& req) { return messages(*models, req); }));
   router.add("POST", "/v1/messages/count_tokens",
-             guarded([&engine](const HttpRequest& req) { return count_tokens(engine, req); }));
+             guarded([models](const HttpRequest& req) { return count_tokens(*models, req); }));
 }
 
 }  // namespace cohort::api

@@ -9,7 +9,6 @@
 #include "api/base64.h"
 #include "api/embedding_request.h"
 #include "api/json_body.h"
-#include "api/model_match.h"
 #include "api/ollama_error.h"
 #include "api/ollama_response.h"
 #include "api/openai_error.h"
@@ -46,16 +45,21 @@ HttpResponse openai_failure(const Status& st, const char* param) {
   return openai_error(status, st.message(), status == 400 ? param : "");
 }
 
-HttpResponse openai_embeddings(runtime::Engine& engine, const HttpRequest& req) {
+HttpResponse openai_embeddings(runtime::ModelRegistry& models, const HttpRequest& req) {
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) return openai_error(400, body.status().message());
   std::string param;
   Result<EmbeddingParams> params = parse_openai_embedding_request(body.value(), &param);
   if (!params.is_ok()) return openai_error(400, params.status().message(), param);
-  if (!model_matches(params->model, engine.model_name())) {
-    return openai_error(404, "the model '" + params->model + "' does not exist", "model",
-                        "model_not_found");
+  Result<runtime::ModelLease> lease = models.acquire(params->model);
+  if (!lease.is_ok()) {
+    if (lease.status().code() == StatusCode::kNotFound) {
+      return openai_error(404, "the model '" + params->model + "' does not exist", "model",
+                          "model_not_found");
+    }
+    return openai_error(http_status_for(lease.status()), lease.status().message(), "model");
   }
+  runtime::Engine& engine = **lease;
   const Status ok = check_engine(engine, *params);
   if (!ok.is_ok()) return openai_failure(ok, "dimensions");
   Result<runtime::EmbeddingResult> result = engine.embed(params->request);
@@ -75,7 +79,8 @@ HttpResponse openai_embeddings(runtime::Engine& engine, const HttpRequest& req) 
 }
 
 // Ollama's two forms share everything but the parser and the answer's shape.
-HttpResponse ollama_embeddings(runtime::Engine& engine, const HttpRequest& req, bool legacy) {
+HttpResponse ollama_embeddings(runtime::ModelRegistry& models, const HttpRequest& req,
+                               bool legacy) {
   const int64_t t0 = unix_time_ns();
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) return ollama_error(400, body.status().message());
@@ -83,9 +88,14 @@ HttpResponse ollama_embeddings(runtime::Engine& engine, const HttpRequest& req, 
   Result<EmbeddingParams> params = legacy ? parse_ollama_embeddings_request(body.value(), &param)
                                           : parse_ollama_embed_request(body.value(), &param);
   if (!params.is_ok()) return ollama_error(400, params.status().message());
-  if (!model_matches(params->model, engine.model_name())) {
-    return ollama_error(404, "model '" + params->model + "' not found");
+  Result<runtime::ModelLease> lease = models.acquire(params->model);
+  if (!lease.is_ok()) {
+    if (lease.status().code() == StatusCode::kNotFound) {
+      return ollama_error(404, "model '" + params->model + "' not found");
+    }
+    return ollama_error(http_status_for(lease.status()), lease.status().message());
   }
+  runtime::Engine& engine = **lease;
   const Status ok = check_engine(engine, *params);
   if (!ok.is_ok()) return ollama_error(status_for(ok), ok.message());
   runtime::EmbeddingResult result;
@@ -121,17 +131,17 @@ HttpHandler guarded(F f, bool ollama) {
 
 }  // namespace
 
-void add_embedding_routes(Router& router, runtime::Engine& engine) {
+void add_embedding_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models) {
   router.add(
       "POST", "/v1/embeddings",
-      guarded([&engine](const HttpRequest& req) { return openai_embeddings(engine, req); }, false));
+      guarded([models](const HttpRequest& req) { return openai_embeddings(*models, req); }, false));
   router.add(
       "POST", "/api/embed",
-      guarded([&engine](const HttpRequest& req) { return ollama_embeddings(engine, req, false); },
+      guarded([models](const HttpRequest& req) { return ollama_embeddings(*models, req, false); },
               true));
   router.add(
       "POST", "/api/embeddings",
-      guarded([&engine](const HttpRequest& req) { return ollama_embeddings(engine, req, true); },
+      guarded([models](const HttpRequest& req) { return ollama_embeddings(*models, req, true); },
               true));
 }
 

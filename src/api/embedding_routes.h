@@ -1,4 +1,5 @@
-// The embedding endpoints of both dialects, served from one runtime::Engine (Engine::embed):
+// The embedding endpoints of both dialects, served by the model each request names (the
+// registry finds or loads it; runtime/model_registry.h) through Engine::embed:
 //   POST /v1/embeddings   OpenAI: {"object":"list","data":[{"object":"embedding","index":i,
 //                         "embedding":[floats] | "<base64 of little-endian float32>"}],
 //                         "model","usage":{"prompt_tokens","total_tokens"}}
@@ -15,14 +16,15 @@
 // the context size), 404 for an unknown model, 503 while loading or when the cluster lost a
 // node, 501 when the model gives no embeddings, 500 otherwise.
 //
-// The engine must outlive the server the routes are handed to.
 #pragma once
 
+#include <memory>
+
 #include "api/router.h"
-#include "runtime/engine.h"
+#include "runtime/model_registry.h"
 
 namespace cohort::api {
 
-void add_embedding_routes(Router& router, runtime::Engine& engine);
+void add_embedding_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models);
 
 }  // namespace cohort::api

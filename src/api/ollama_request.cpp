@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "api/json_fields.h"
+#include "api/ollama_keep_alive.h"
 #include "api/tool_spec.h"
 
 namespace cohort::api {
@@ -73,6 +74,7 @@ Status parse_common(const json& body, OllamaParams* p) {
   COHORT_RETURN_IF_ERROR(read_string(body, "model", &p->model, &param));
   if (p->model.empty()) return Status::invalid_argument("model is required");
   COHORT_RETURN_IF_ERROR(read_bool(body, "stream", &p->stream, &param));
+  COHORT_ASSIGN_OR_RETURN(p->keep_alive_ms, parse_keep_alive(body));
   COHORT_RETURN_IF_ERROR(refuse_unsupported(body));
   if (is_set(body, "format")) p->request.constraint = text::OutputConstraint::json_object();
   p->request.prompt_is_chat = true;

@@ -86,16 +86,16 @@ json ollama_final(const std::string& model, bool chat, const std::string& text,
   return j;
 }
 
-json ollama_loaded(const std::string& model, bool chat) {
+json ollama_loaded(const std::string& model, bool chat, const char* reason) {
   json j = base(model);
   put_text(j, chat, "");
   j["done"] = true;
-  j["done_reason"] = "load";
+  j["done_reason"] = reason;
   return j;
 }
 
 json ollama_model_entry(const std::string& name, const runtime::ModelInfo& info,
-                        int64_t modified_ns, bool ps) {
+                        int64_t modified_ns, bool ps, std::optional<int64_t> expires_ns) {
   json j = {{"name", name},
             {"model", name},
             {"modified_at", rfc3339_utc(modified_ns)},
@@ -103,8 +103,8 @@ json ollama_model_entry(const std::string& name, const runtime::ModelInfo& info,
             {"digest", info.digest},
             {"details", details(info)}};
   if (ps) {
-    // Loaded for as long as the server runs: a far expiry, as Ollama shows keep_alive -1.
-    j["expires_at"] = "2318-01-01T00:00:00Z";
+    // No expiry: loaded for as long as the server runs, shown as Ollama shows keep_alive -1.
+    j["expires_at"] = expires_ns ? rfc3339_utc(*expires_ns) : "2318-01-01T00:00:00Z";
     j["size_vram"] = 0;
   }
   return j;

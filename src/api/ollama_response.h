@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -29,13 +30,15 @@ nlohmann::json ollama_piece(const std::string& model, bool chat, const std::stri
 // done_reason "stop"|"length", the durations and the token counts.
 nlohmann::json ollama_final(const std::string& model, bool chat, const std::string& text,
                             const runtime::CompletionResult& result, const OllamaTimings& t);
-// The answer to a request without a prompt: done:true, done_reason "load".
-nlohmann::json ollama_loaded(const std::string& model, bool chat);
+// The answer to a request without a prompt: done:true, done_reason `reason` ("load", or
+// "unload" when it asked for keep_alive 0).
+nlohmann::json ollama_loaded(const std::string& model, bool chat, const char* reason = "load");
 
 // One /api/tags entry (name, model, modified_at, size, digest, details); `ps` adds
-// expires_at and size_vram.
+// expires_at (expires_ns; unset: a far date, as Ollama shows keep_alive -1) and size_vram.
 nlohmann::json ollama_model_entry(const std::string& name, const runtime::ModelInfo& info,
-                                  int64_t modified_ns, bool ps);
+                                  int64_t modified_ns, bool ps,
+                                  std::optional<int64_t> expires_ns = std::nullopt);
 // /api/show's body: modelfile, parameters, template, details, model_info, capabilities.
 nlohmann::json ollama_show(const std::string& name, const runtime::ModelInfo& info,
                            int64_t modified_ns);

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_body.h"
-#include "api/model_match.h"
 #include "api/ollama_error.h"
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
@@ -78,14 +77,30 @@ Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w
   return last;
 }
 
-HttpResponse generate(runtime::Engine& engine, const HttpRequest& req, bool chat) {
+// A failed registry lookup (or load) as Ollama's error.
+HttpResponse lookup_error(const Status& st, const std::string& model) {
+  if (st.code() == StatusCode::kNotFound) return model_not_found(model);
+  return ollama_error(http_status_for(st), st.message());
+}
+
+// A request without a prompt or messages: load the model, or unload it with keep_alive 0.
+HttpResponse load_or_unload(runtime::ModelRegistry& models, const OllamaParams& p, bool chat) {
+  const bool unload = p.keep_alive_ms && *p.keep_alive_ms == 0;
+  const Status st = unload ? models.unload(p.model) : models.load(p.model, p.keep_alive_ms);
+  if (!st.is_ok()) return lookup_error(st, p.model);
+  return json_response(200, ollama_loaded(p.model, chat, unload ? "unload" : "load"));
+}
+
+HttpResponse generate(runtime::ModelRegistry& models, const HttpRequest& req, bool chat) {
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) return ollama_error(400, body.status().message());
   Result<OllamaParams> p = chat ? parse_ollama_chat(*body) : parse_ollama_generate(*body);
   if (!p.is_ok()) return ollama_error(400, p.status().message());
-  if (!model_matches(p->model, engine.model_name())) return model_not_found(p->model);
+  if (p->load_only) return load_or_unload(models, *p, chat);
+  Result<runtime::ModelLease> lease = models.acquire(p->model, p->keep_alive_ms);
+  if (!lease.is_ok()) return lookup_error(lease.status(), p->model);
+  runtime::Engine& engine = **lease;
   if (!engine.ready()) return ollama_error(503, "the model is still loading");
-  if (p->load_only) return json_response(200, ollama_loaded(p->model, chat));
   if (p->render) {
     p->tool_format =
         apply_tools(p->tools, engine.model_info().chat_template, &p->chat_prompt, &p->request);
@@ -100,17 +115,18 @@ HttpResponse generate(runtime::Engine& engine, const HttpRequest& req, bool chat
     if (!answer.is_ok()) return engine_error(answer.status());
     return json_response(200, *answer);
   }
-  return ndjson_response([&engine, params = std::move(p).value()](StreamWriter& w) {
-    Result<json> last = run(engine, params, &w);
-    if (!last.is_ok()) {
-      w.write(ndjson_line({{"error", last.status().message()}}));
-    } else if (!last->is_null()) {  // null: the client has gone
-      w.write(ndjson_line(*last));
-    }
-  });
+  return ndjson_response(
+      [lease = std::move(lease).value(), params = std::move(p).value()](StreamWriter& w) {
+        Result<json> last = run(*lease, params, &w);
+        if (!last.is_ok()) {
+          w.write(ndjson_line({{"error", last.status().message()}}));
+        } else if (!last->is_null()) {  // null: the client has gone
+          w.write(ndjson_line(*last));
+        }
+      });
 }
 
-HttpResponse show(const runtime::Engine& engine, const HttpRequest& req, int64_t modified) {
+HttpResponse show(runtime::ModelRegistry& models, const HttpRequest& req, int64_t modified) {
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) return ollama_error(400, body.status().message());
   std::string name;
@@ -119,13 +135,22 @@ HttpResponse show(const runtime::Engine& engine, const HttpRequest& req, int64_t
     if (!name.empty()) break;
   }
   if (name.empty()) return ollama_error(400, "model is required");
-  if (!model_matches(name, engine.model_name())) return model_not_found(name);
-  return json_response(200, ollama_show(engine.model_name(), engine.model_info(), modified));
+  // The template and details come from the loaded model: show loads it (as a request would).
+  Result<runtime::ModelLease> lease = models.acquire(name);
+  if (!lease.is_ok()) return lookup_error(lease.status(), name);
+  return json_response(200, ollama_show((*lease)->model_name(), (*lease)->model_info(), modified));
 }
 
-HttpResponse list(const runtime::Engine& engine, int64_t modified, bool ps) {
-  json entry = ollama_model_entry(engine.model_name(), engine.model_info(), modified, ps);
-  return json_response(200, {{"models", json::array({std::move(entry)})}});
+// /api/tags: every model offered; /api/ps (`ps`): the loaded ones, with their expiry.
+HttpResponse list(runtime::ModelRegistry& models, int64_t modified, bool ps) {
+  json entries = json::array();
+  for (const runtime::ModelStatus& m : models.list()) {
+    if (ps && m.state != runtime::ModelState::kLoaded) continue;
+    std::optional<int64_t> expires_ns;
+    if (m.expires_unix_ms) expires_ns = *m.expires_unix_ms * 1000000;
+    entries.push_back(ollama_model_entry(m.name, m.info, modified, ps, expires_ns));
+  }
+  return json_response(200, {{"models", std::move(entries)}});
 }
 
 template <typename F>
@@ -146,7 +171,8 @@ bool accepts_html(const HttpRequest& req) {
   return accept && accept->find("text/html") != std::string_view::npos;
 }
 
-void add_ollama_routes(Router& router, runtime::Engine& engine, HttpHandler browser_root) {
+void add_ollama_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models,
+                       HttpHandler browser_root) {
   const int64_t started = unix_time_ns();
   router.add("GET", "/", guarded([browser_root = std::move(browser_root)](const HttpRequest& req) {
                if (browser_root && accepts_html(req)) return browser_root(req);
@@ -156,20 +182,20 @@ void add_ollama_routes(Router& router, runtime::Engine& engine, HttpHandler brow
   router.add("GET", "/api/version", guarded([](const HttpRequest&) {
                return json_response(200, {{"version", kOllamaVersion}});
              }));
-  router.add("GET", "/api/tags", guarded([&engine, started](const HttpRequest&) {
-               return list(engine, started, /*ps=*/false);
+  router.add("GET", "/api/tags", guarded([models, started](const HttpRequest&) {
+               return list(*models, started, /*ps=*/false);
              }));
-  router.add("GET", "/api/ps", guarded([&engine, started](const HttpRequest&) {
-               return list(engine, started, /*ps=*/true);
+  router.add("GET", "/api/ps", guarded([models, started](const HttpRequest&) {
+               return list(*models, started, /*ps=*/true);
              }));
-  router.add("POST", "/api/show", guarded([&engine, started](const HttpRequest& req) {
-               return show(engine, req, started);
+  router.add("POST", "/api/show", guarded([models, started](const HttpRequest& req) {
+               return show(*models, req, started);
              }));
-  router.add("POST", "/api/chat", guarded([&engine](const HttpRequest& req) {
-               return generate(engine, req, /*chat=*/true);
+  router.add("POST", "/api/chat", guarded([models](const HttpRequest& req) {
+               return generate(*models, req, /*chat=*/true);
              }));
-  router.add("POST", "/api/generate", guarded([&engine](const HttpRequest& req) {
-               return generate(engine, req, /*chat=*/false);
+  router.add("POST", "/api/generate", guarded([models](const HttpRequest& req) {
+               return generate(*models, req, /*chat=*/false);
              }));
 }
 

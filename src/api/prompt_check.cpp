@@ -27,6 +27,8 @@ int http_status_for(const Status& status) {
       return 404;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kTimeout:  // the request ran past its --request-timeout
+      return 504;
     default:
       return 500;
   }

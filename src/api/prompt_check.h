@@ -15,7 +15,8 @@ namespace cohort::api {
 Result<int64_t> check_prompt(const runtime::Engine& engine,
                              const runtime::CompletionRequest& request);
 
-// kInvalidArgument, kOutOfRange -> 400; kNotFound -> 404; kUnavailable -> 503; else 500.
+// kInvalidArgument, kOutOfRange -> 400; kNotFound -> 404; kUnavailable -> 503; kTimeout -> 504;
+// else 500.
 int http_status_for(const Status& status);
 
 }  // namespace cohort::api

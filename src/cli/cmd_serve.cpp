@@ -1,4 +1,5 @@
-// cohort serve: the head. Loads the model on this node or across the cluster and answers
+// cohort serve: the head. Loads the model (or offers several, --models-dir / -m more than
+// once, each loaded on demand) on this node or across the cluster and answers
 // HTTP in the OpenAI, Anthropic and Ollama dialects on one port (api/api_routes.h), plus
 // /v1/cluster/status, the dashboard and /metrics (cli/serve_stack.h), until SIGINT/SIGTERM. `cohort
 // cluster status` asks a running head for its nodes and placement.
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "api/http_server.h"
 #include "cli/commands.h"
@@ -24,12 +26,29 @@ extern "C" void on_serve_signal(int) { g_stop.store(true); }
 
 struct ServeConfig {
   ServeOptions serve;
+  std::vector<std::string> model_files;  // -m, once or more
+  double keep_alive_s = -1;
+  double queue_timeout_s = 300;
+  double request_timeout_s = 0;
   int shutdown_grace_s = 30;
 };
 
-int serve(const ServeConfig& cfg) {
+int serve(ServeConfig cfg) {
   std::signal(SIGINT, on_serve_signal);
   std::signal(SIGTERM, on_serve_signal);
+  if (cfg.model_files.empty() && cfg.serve.models_dir.empty()) {
+    std::fprintf(stderr, "error: serve: give a model (-m FILE) or a --models-dir\n");
+    return 2;
+  }
+  if (cfg.model_files.size() == 1 && cfg.serve.models_dir.empty()) {
+    cfg.serve.model.model_path = cfg.model_files[0];
+  } else {
+    cfg.serve.more_models = cfg.model_files;
+  }
+  cfg.serve.registry.keep_alive_ms =
+      cfg.keep_alive_s < 0 ? -1 : static_cast<int64_t>(cfg.keep_alive_s * 1000);
+  cfg.serve.registry.wait_timeout_ms = static_cast<int64_t>(cfg.queue_timeout_s * 1000);
+  cfg.serve.request_timeout_ms = static_cast<int64_t>(cfg.request_timeout_s * 1000);
   auto stack = start_serving(cfg.serve);
   if (!stack.is_ok()) {
     std::fprintf(stderr, "error: %s\n", stack.status().message().c_str());
@@ -92,6 +111,35 @@ void add_serve_command(CLI::App& app, Runner* runner) {
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve a model over HTTP (on this node or a cluster)");
   add_model_flags(cmd, &cfg->serve.model);
+  // serve takes -m more than once (or not at all, with --models-dir).
+  cmd->remove_option(cmd->get_option("--model"));
+  cmd->add_option("-m,--model", cfg->model_files,
+                  "GGUF file; more than once to offer several models (loaded on demand)");
+  cmd->add_option("--models-dir", cfg->serve.models_dir,
+                  "Offer every .gguf file in this directory, each loaded when first asked for");
+  cmd->add_option("--max-loaded", cfg->serve.registry.max_loaded,
+                  "Several models: at most this many loaded at once (0: until memory is short); "
+                  "the least recently used idle one is unloaded to make room")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--max-concurrent", cfg->serve.registry.max_active,
+                  "Requests one model runs at once (0: no limit; past its slots they queue in "
+                  "the engine)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--max-waiting", cfg->serve.registry.max_waiting,
+                  "Requests that may wait for one model (its load, or a turn under "
+                  "--max-concurrent); more get 503 with Retry-After")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--request-timeout", cfg->request_timeout_s,
+                  "Seconds a completion may generate before it ends with a timeout error "
+                  "(0: no limit)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--queue-timeout", cfg->queue_timeout_s,
+                  "Seconds a request may wait for a model's load or turn before a 503")
+      ->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--keep-alive", cfg->keep_alive_s,
+                  "Several models: seconds an idle model stays loaded (< 0: until evicted); "
+                  "Ollama's keep_alive overrides it per model")
+      ->check(CLI::Range(-1.0, 1e9));
   cmd->add_option("--host", cfg->serve.host, "HTTP address (loopback unless told)");
   cmd->add_option("--port", cfg->serve.port, "HTTP port")->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", cfg->serve.api_key, "Require this API key (Bearer or x-api-key)");

@@ -1,0 +1,51 @@
+// Several models through the ollama npm client: `cohort serve --models-dir DIR --max-loaded 1`
+// over stories260K (linked into a temp dir) and a synthetic model made here, then
+// tests/js/ollama_models.mjs (list, a chat to each in turn, ps, keep_alive 0).
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "support/process.h"
+#include "support/shared_data.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+#include "support/two_models_dir.h"
+
+namespace cohort {
+namespace {
+
+using testing::run_command;
+using testing::shell_quote;
+
+const std::string kBin = COHORT_BINARY;
+const std::string kJsDir = COHORT_JS_DIR;
+
+TEST(NpmModels, OllamaClientAcrossTwoModels) {
+  if (run_command("command -v node >/dev/null 2>&1").exit_code != 0) {
+    GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
+  }
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
+      << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+  testing::TempDir dir;
+  const std::string models = dir.file("models");
+  ASSERT_TRUE(testing::make_two_models_dir(kBin, models));
+  const int port = testing::free_port();
+  testing::ChildProcess server({kBin, "serve", "--models-dir", models, "--max-loaded", "1", "-t",
+                                "1", "-c", "256", "--port", std::to_string(port)},
+                               dir.file("serve.log"));
+  ASSERT_TRUE(testing::wait_for_port(port, 20000)) << server.log();
+  const std::string cmd = "cd " + shell_quote(kJsDir) +
+                          " && COHORT_URL=http://127.0.0.1:" + std::to_string(port) +
+                          " COHORT_MODEL=stories260K.gguf COHORT_MODELS=stories260K.gguf,tiny.gguf"
+                          " timeout 120 node ollama_models.mjs 2>&1";
+  const testing::CommandResult r = run_command(cmd);
+  EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- server log ---\n" << server.log();
+  std::printf("%s", r.out.c_str());
+  server.kill(SIGTERM);
+}
+
+}  // namespace
+}  // namespace cohort
