@@ -1,5 +1,7 @@
 // Keys and values of one sequence for the layers and KV heads one rank owns.
 // Layout per layer: [n_ctx positions][n_kv_heads * head_dim], in F16 (default) or F32.
+// A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
+// position of the normed latent and the roped shared key part; v() is then null.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,9 @@ class KvCache {
   // type is kF16 or kF32. Allocation failure of a huge cache is reported, not thrown.
   static Result<KvCache> create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                 int64_t head_dim, DType type);
+  // A cache of row_elems values per position and layer, with no values half.
+  static Result<KvCache> create_latent(int64_t n_layers, int64_t n_ctx, int64_t row_elems,
+                                       DType type);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
@@ -23,11 +28,16 @@ class KvCache {
 
   // Start of layer l's keys/values (position 0).
   void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
-  void* v(int64_t layer) { return v_.data() + layer * layer_bytes_; }
-  // Writes row_elems() floats for position pos of layer l (converted to type()).
+  const void* k(int64_t layer) const { return k_.data() + layer * layer_bytes_; }
+  void* v(int64_t layer) { return v_.empty() ? nullptr : v_.data() + layer * layer_bytes_; }
+  // Writes row_elems() floats for position pos of layer l (converted to type()); v_row is
+  // ignored (may be null) in a latent cache.
   void store(int64_t layer, int64_t pos, const float* k_row, const float* v_row);
 
  private:
+  static Result<KvCache> create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
+                                     int64_t head_dim, DType type, bool with_values);
+
   int64_t n_ctx_ = 0, row_elems_ = 0;
   size_t layer_bytes_ = 0, elem_bytes_ = 0;
   DType type_ = DType::kF16;
