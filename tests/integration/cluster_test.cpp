@@ -162,7 +162,8 @@ TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
 
 // deepseek2 (latent attention, 8 experts top-2 in 4 groups of which 2 may be chosen, a
 // shared expert, a dense first layer, q8_0): heads and expert columns split (tensor) and
-// experts spread whole (expert) on 2 and 3 nodes give one node's greedy tokens.
+// experts spread whole (expert) on 2 and 3 nodes give one node's greedy tokens, also when
+// the workers get shard files shipped instead of reading the model.
 TEST_F(Cluster, SyntheticDeepseek2Model) {
   const std::string model = dir_->file("deepseek2-q8_0.gguf");
   ASSERT_EQ(run_command(kBin +
@@ -177,6 +178,7 @@ TEST_F(Cluster, SyntheticDeepseek2Model) {
     expect_same_as_one_node(model, workers, "tensor", "tcp");
     expect_same_as_one_node(model, workers, "expert", "tcp");
   }
+  expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
 }
 
 TEST_F(Cluster, WorkerWithWrongKeyIsRefusedAndTheRestServe) {
