@@ -9,12 +9,6 @@
 namespace cohort::model {
 namespace {
 
-float dot(const float* a, const float* b, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 // Row pos of a cache layer as floats: in place for f32, converted into buf for f16.
 const float* cache_row(const KvCache& kv, const void* layer_base, int64_t pos, float* buf) {
   const int64_t n = kv.row_elems();
@@ -29,7 +23,11 @@ const float* cache_row(const KvCache& kv, const void* layer_base, int64_t pos, f
 MlaAttention::MlaAttention(const HParams& hp, const ShardSpec& shard,
                            const std::vector<LayerWeights>& layers, int64_t max_batch,
                            const kernels::KernelTable& kt, ThreadPool& pool)
-    : hp_(hp), n_heads_(shard.n_heads()), kt_(kt), pool_(pool) {
+    : hp_(hp),
+      n_heads_(shard.n_heads()),
+      kt_(kt),
+      pool_(pool),
+      dot_(kt.types[static_cast<uint32_t>(DType::kF32)].vec_dot) {
   const int64_t r = hp.kv_lora_rank, nope = hp.qk_nope(), vd = hp.v_head_dim;
   std::vector<float> row(r);
   for (const LayerWeights& L : layers) {
@@ -101,7 +99,7 @@ void MlaAttention::forward(const LayerWeights& L, int64_t layer, const float* xn
     kernels::matmul(kt_, pool_, L.wq, xn, dim, n_tokens, q_.data(), workspace);
   }
   kernels::matmul(kt_, pool_, L.wkv_a, xn, dim, n_tokens, kv_a_.data(), workspace);
-  int64_t max_pos = 0, n_kv_rows = 0;
+  int64_t max_ctx = 0, n_kv_rows = 0;
   for (int64_t t = 0; t < n_tokens; ++t) {
     const float* cos = rows.cos + t * half;
     const float* sin = rows.sin + t * half;
@@ -111,12 +109,12 @@ void MlaAttention::forward(const LayerWeights& L, int64_t layer, const float* xn
     for (int64_t h = 0; h < n_heads_; ++h)
       kt_.rope(&q_[(t * n_heads_ + h) * hd + nope], 1, rope, rope, cos, sin, hp_.rope_style);
     rows.kv[t]->store(layer, rows.pos[t], latent, nullptr);
-    max_pos = std::max(max_pos, rows.pos[t]);
+    max_ctx = std::max(max_ctx, rows.kv[t]->n_ctx());
     n_kv_rows += rows.pos[t] + 1;
   }
 
-  const int64_t per_thread = 3 * r + rope + max_pos + 1;
-  if (per_thread > scratch_per_thread_) {  // grows with the context, then stays
+  const int64_t per_thread = 3 * r + rope + max_ctx;
+  if (per_thread > scratch_per_thread_) {  // once per context size
     scratch_per_thread_ = per_thread;
     thread_scratch_.assign(static_cast<size_t>(per_thread * pool_.size()), 0.f);
   }

@@ -54,10 +54,14 @@ class MlaAttention {
   void attend(int64_t layer, int64_t t, int64_t h, const KvCache& kv, int64_t pos, float* out,
               float* scratch) const;
 
+  // The kernel table's f32 dot product (f32 activations: its vec_dot_type is f32).
+  float dot(const float* a, const float* b, int64_t n) const { return dot_(n, a, b); }
+
   HParams hp_;
   int64_t n_heads_;  // this shard's
   const kernels::KernelTable& kt_;
   ThreadPool& pool_;
+  float (*dot_)(int64_t n, const void* w, const void* a);
   std::vector<std::vector<float>> k_absorb_;  // per layer: [head][kv_lora][qk_nope]
   std::vector<std::vector<float>> v_up_;      // per layer: [head][v_head_dim][kv_lora]
   // Scratch for max_batch tokens: compressed query, queries, latents with k_rope.
