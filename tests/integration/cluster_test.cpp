@@ -103,6 +103,16 @@ class Cluster : public ::testing::Test {
     }
   }
 
+  // A mixture-of-experts model: experts sliced by columns (tensor) and spread whole (expert)
+  // on 2 and 3 nodes, and expert shards shipped to workers told not to read the file.
+  void expect_experts_split_like_one_node(const std::string& model) {
+    for (int workers : {1, 2}) {
+      expect_same_as_one_node(model, workers, "tensor", "tcp");
+      expect_same_as_one_node(model, workers, "expert", "tcp");
+    }
+    expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
+  }
+
   static inline testing::TempDir* dir_ = nullptr;
   static inline std::string key_, other_key_;
   static inline std::vector<std::unique_ptr<ChildProcess>> workers_;
@@ -152,11 +162,7 @@ TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
                           type + " -o " + model + " 2>/dev/null")
                   .exit_code,
               0);
-    for (int workers : {1, 2}) {
-      expect_same_as_one_node(model, workers, "tensor", "tcp");
-      expect_same_as_one_node(model, workers, "expert", "tcp");
-    }
-    expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
+    expect_experts_split_like_one_node(model);
   }
 }
 
@@ -174,11 +180,7 @@ TEST_F(Cluster, SyntheticDeepseek2Model) {
                         model + " 2>/dev/null")
                 .exit_code,
             0);
-  for (int workers : {1, 2}) {
-    expect_same_as_one_node(model, workers, "tensor", "tcp");
-    expect_same_as_one_node(model, workers, "expert", "tcp");
-  }
-  expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
+  expect_experts_split_like_one_node(model);
 }
 
 TEST_F(Cluster, WorkerWithWrongKeyIsRefusedAndTheRestServe) {
