@@ -51,7 +51,7 @@ void add_synth_command(CLI::App& app, Runner* runner) {
   model::SynthConfig& c = a->config;
   CLI::App* cmd = app.add_subcommand("synth", "Write a GGUF model with random weights");
   cmd->add_option("--arch", c.arch, "Architecture")
-      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "qwen3moe"}));
+      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "qwen3moe", "deepseek2"}));
   cmd->add_option("--dim", c.dim, "Embedding length");
   cmd->add_option("--layers", c.n_layers, "Transformer blocks");
   cmd->add_option("--heads", c.n_heads, "Attention heads");
@@ -62,6 +62,18 @@ void add_synth_command(CLI::App& app, Runner* runner) {
                   "Experts per layer (qwen3moe; llama with experts is Mixtral style)");
   cmd->add_option("--experts-used", c.n_expert_used, "Experts each token is routed to");
   cmd->add_option("--expert-ffn", c.expert_ffn_dim, "Feed-forward length of one expert");
+  cmd->add_option("--q-lora", c.q_lora_rank, "deepseek2: query latent rank (0: no compression)");
+  cmd->add_option("--kv-lora", c.kv_lora_rank, "deepseek2: key/value latent rank (cached)");
+  cmd->add_option("--rope-dim", c.rope_dim,
+                  "deepseek2: roped dims of each key (shared by the heads; default head-dim/2)");
+  cmd->add_option("--v-dim", c.v_dim, "deepseek2: value length per head (default head-dim)");
+  cmd->add_option("--shared-experts", c.n_shared_experts, "deepseek2: always-on experts");
+  cmd->add_option("--dense-layers", c.n_dense_layers, "deepseek2: leading layers with dense FFN");
+  cmd->add_option("--expert-groups", c.n_expert_groups, "deepseek2: expert groups");
+  cmd->add_option("--expert-groups-used", c.n_expert_groups_used,
+                  "deepseek2: groups the router may choose from per token");
+  cmd->add_flag("!--softmax-gating", c.sigmoid_gating,
+                "deepseek2: softmax router scores (V2) instead of sigmoid (V3)");
   cmd->add_option("--vocab", c.n_vocab, "Vocabulary size");
   cmd->add_option("--ctx", c.n_ctx, "Trained context length");
   cmd->add_option("--type", a->type,

@@ -20,7 +20,8 @@ Result<ModelDesc> describe_model(const format::GgufFile& file, int kv_type_bytes
       if (name.find(".attn_output.weight") != std::string::npos)
         attn_block = std::max(attn_block, block);
       if (name.find(".ffn_down.weight") != std::string::npos ||
-          name.find(".ffn_down_exps.weight") != std::string::npos)
+          name.find(".ffn_down_exps.weight") != std::string::npos ||
+          name.find(".ffn_down_shexp.weight") != std::string::npos)
         ffn_block = std::max(ffn_block, block);
     } else if (name == "token_embd.weight") {
       d.embed_bytes = t.bytes;
@@ -31,10 +32,13 @@ Result<ModelDesc> describe_model(const format::GgufFile& file, int kv_type_bytes
   }
   d.layer_bytes = all_layers / static_cast<uint64_t>(hp.n_layers);
   d.expert_bytes = all_experts / static_cast<uint64_t>(hp.n_layers);
-  // A head boundary h must put h * head_dim columns of attn_output on a block boundary.
-  d.head_align = attn_block / std::gcd(attn_block, hp.head_dim);
+  // A head boundary h must put h * (value length) columns of attn_output on a block boundary.
+  d.head_align = attn_block / std::gcd(attn_block, hp.out_head_dim());
   d.ffn_align = ffn_block;
-  d.kv_bytes_per_token_per_layer = 2ull * hp.kv_dim() * kv_type_bytes;
+  // deepseek2 caches one latent row per token, whole on every rank.
+  d.kv_bytes_per_token_per_layer =
+      hp.is_mla() ? static_cast<uint64_t>(hp.kv_lora_rank + hp.n_rot) * kv_type_bytes
+                  : 2ull * hp.kv_dim() * kv_type_bytes;
   return d;
 }
 

@@ -185,7 +185,9 @@ Result<Plan> build(const std::vector<NodeDesc>& nodes, const ModelDesc& md,
       const double other = double(md.layer_bytes - md.expert_bytes);
       const double layer =
           hp.is_moe() ? other * frac_heads + md.expert_bytes * frac_experts : md.layer_bytes * frac;
-      const int64_t kv_heads = rp.shard.kv_head_end(hp) - rp.shard.kv_head_begin(hp);
+      // A latent cache (deepseek2) is whole on every rank; KV heads are the rank's share.
+      const int64_t kv_heads =
+          hp.is_mla() ? hp.n_kv_heads : rp.shard.kv_head_end(hp) - rp.shard.kv_head_begin(hp);
       uint64_t bytes = static_cast<uint64_t>(layer) * rp.shard.n_layers();
       bytes += md.kv_bytes_per_token_per_layer * kv_heads / hp.n_kv_heads * rp.shard.n_layers() *
                static_cast<uint64_t>(opt.n_ctx) * static_cast<uint64_t>(opt.n_slots);

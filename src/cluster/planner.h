@@ -49,7 +49,7 @@ struct ModelDesc {
 
   // Weights one token reads in one block: the experts it is routed to, not all of them.
   uint64_t active_layer_bytes() const;
-  uint64_t kv_bytes_per_token_per_layer = 0;  // all KV heads, K and V
+  uint64_t kv_bytes_per_token_per_layer = 0;  // all KV heads, K and V (deepseek2: the latent)
 };
 
 struct RankPlan {

@@ -1,5 +1,6 @@
 #include "model/hparams.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace cohort::model {
@@ -14,6 +15,8 @@ const char* arch_name(Arch a) {
       return "qwen3";
     case Arch::kQwen3Moe:
       return "qwen3moe";
+    case Arch::kDeepseek2:
+      return "deepseek2";
   }
   return "?";
 }
@@ -45,20 +48,70 @@ Result<int64_t> read_int(const format::GgufFile& f, const std::string& arch, con
 // dense FFN, which no qwen3moe layer has); a Mixtral expert's is feed_forward_length.
 Status read_experts(const format::GgufFile& f, const std::string& arch, HParams* hp) {
   constexpr int64_t kMaxExperts = 4096;
-  const bool required = hp->arch == Arch::kQwen3Moe;
+  const bool required = hp->arch == Arch::kQwen3Moe || hp->arch == Arch::kDeepseek2;
   if (!required && hp->arch != Arch::kLlama) return Status::ok();
   COHORT_ASSIGN_OR_RETURN(hp->n_expert,
                           read_int(f, arch, "expert_count", 0, kMaxExperts,
                                    required ? std::nullopt : std::optional<int64_t>(0)));
   if (hp->n_expert == 0) {
-    if (required) return bad(f, "qwen3moe needs expert_count >= 1");
+    if (required) return bad(f, arch + " needs expert_count >= 1");
     return Status::ok();
   }
   COHORT_ASSIGN_OR_RETURN(hp->n_expert_used,
                           read_int(f, arch, "expert_used_count", 1, hp->n_expert));
-  if (hp->arch == Arch::kQwen3Moe) {
+  if (hp->arch == Arch::kQwen3Moe || hp->arch == Arch::kDeepseek2) {
+    hp->dense_ffn_dim = hp->ffn_dim;
     COHORT_ASSIGN_OR_RETURN(hp->ffn_dim,
                             read_int(f, arch, "expert_feed_forward_length", 1, 1 << 20));
+  }
+  return Status::ok();
+}
+
+// llama.cpp's 2025 MLA conversion splits attn_kv_b into attn_k_b/attn_v_b and rewrites
+// key/value lengths to the latent's (key_length_mla holds the per-head ones): refused.
+Status refuse_split_kv_b(const format::GgufFile& f, const std::string& arch) {
+  if (!f.get_int(arch + ".attention.key_length_mla") && !f.find_tensor("blk.0.attn_k_b.weight"))
+    return Status::ok();
+  return Status::unsupported(
+      "model: " + f.name() +
+      ": deepseek2 GGUF with attn_k_b/attn_v_b (split kv_b) is not supported; convert "
+      "with attn_kv_b whole (llama.cpp conversions before the MLA split)");
+}
+
+// deepseek2's latent attention and routing keys (after read_experts).
+Status read_deepseek2(const format::GgufFile& f, const std::string& arch, HParams* hp) {
+  hp->n_kv_heads = hp->n_heads;
+  COHORT_ASSIGN_OR_RETURN(hp->head_dim, read_int(f, arch, "attention.key_length", 2, 4096));
+  COHORT_ASSIGN_OR_RETURN(hp->v_head_dim, read_int(f, arch, "attention.value_length", 1, 4096));
+  COHORT_ASSIGN_OR_RETURN(hp->n_rot,
+                          read_int(f, arch, "rope.dimension_count", 2, hp->head_dim - 1));
+  COHORT_ASSIGN_OR_RETURN(hp->kv_lora_rank,
+                          read_int(f, arch, "attention.kv_lora_rank", 1, 1 << 16));
+  COHORT_ASSIGN_OR_RETURN(hp->q_lora_rank,
+                          read_int(f, arch, "attention.q_lora_rank", 0, 1 << 16, 0));
+  COHORT_ASSIGN_OR_RETURN(hp->n_leading_dense,
+                          read_int(f, arch, "leading_dense_block_count", 0, hp->n_layers, 0));
+  COHORT_ASSIGN_OR_RETURN(hp->n_expert_shared, read_int(f, arch, "expert_shared_count", 0, 64, 0));
+  COHORT_ASSIGN_OR_RETURN(
+      hp->n_expert_groups,
+      read_int(f, arch, "expert_group_count", 0, std::min(hp->n_expert, kMaxExpertGroups), 1));
+  if (hp->n_expert_groups == 0) hp->n_expert_groups = 1;
+  COHORT_ASSIGN_OR_RETURN(
+      hp->n_expert_groups_used,
+      read_int(f, arch, "expert_group_used_count", 0, hp->n_expert_groups, hp->n_expert_groups));
+  if (hp->n_expert_groups_used == 0) hp->n_expert_groups_used = hp->n_expert_groups;
+  if (hp->n_expert % hp->n_expert_groups != 0) {
+    return bad(f, "expert_count is not a multiple of expert_group_count");
+  }
+  if (hp->n_expert_groups_used * (hp->n_expert / hp->n_expert_groups) < hp->n_expert_used) {
+    return bad(f, "expert_group_used_count groups hold fewer experts than expert_used_count");
+  }
+  COHORT_ASSIGN_OR_RETURN(int64_t gating, read_int(f, arch, "expert_gating_func", 0, 2, 1));
+  hp->gating = gating == 2 ? Gating::kSigmoid : Gating::kSoftmax;
+  hp->expert_weights_norm = f.get_bool(arch + ".expert_weights_norm").value_or(false);
+  if (auto scale = f.get_float(arch + ".expert_weights_scale")) {
+    if (!(*scale > 0 && *scale < 1e4)) return bad(f, "expert_weights_scale out of range");
+    hp->expert_weights_scale = static_cast<float>(*scale);
   }
   return Status::ok();
 }
@@ -78,9 +131,12 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
     hp.arch = Arch::kQwen3;
   } else if (arch == "qwen3moe") {
     hp.arch = Arch::kQwen3Moe;
+  } else if (arch == "deepseek2") {
+    hp.arch = Arch::kDeepseek2;
+    COHORT_RETURN_IF_ERROR(refuse_split_kv_b(f, arch));
   } else {
     return Status::unsupported("model: " + f.name() + ": architecture '" + arch +
-                               "' is not supported (llama, qwen2, qwen3, qwen3moe are)");
+                               "' is not supported (llama, qwen2, qwen3, qwen3moe, deepseek2 are)");
   }
   constexpr int64_t kMaxDim = 1 << 17, kMaxLayers = 1024, kMaxHeads = 1024;
   COHORT_ASSIGN_OR_RETURN(hp.dim, read_int(f, arch, "embedding_length", 1, kMaxDim));
@@ -90,22 +146,24 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
   COHORT_ASSIGN_OR_RETURN(hp.n_kv_heads,
                           read_int(f, arch, "attention.head_count_kv", 1, kMaxHeads, hp.n_heads));
   COHORT_ASSIGN_OR_RETURN(hp.n_ctx_train, read_int(f, arch, "context_length", 1, 1 << 24, 4096));
+  if (hp.arch == Arch::kDeepseek2) hp.n_kv_heads = hp.n_heads;  // heads share one latent
   if (hp.n_heads % hp.n_kv_heads != 0) {
     return bad(f, "head_count " + std::to_string(hp.n_heads) +
                       " is not a multiple of head_count_kv " + std::to_string(hp.n_kv_heads));
   }
   const int64_t default_head_dim = hp.dim % hp.n_heads == 0 ? hp.dim / hp.n_heads : 0;
-  COHORT_ASSIGN_OR_RETURN(
-      hp.head_dim,
-      read_int(f, arch, "attention.key_length", 1, 4096,
-               default_head_dim ? std::optional<int64_t>(default_head_dim) : std::nullopt));
-  COHORT_ASSIGN_OR_RETURN(int64_t v_len,
-                          read_int(f, arch, "attention.value_length", 1, 4096, hp.head_dim));
-  if (v_len != hp.head_dim)
-    return Status::unsupported("model: " + f.name() + ": value_length != key_length");
-  COHORT_ASSIGN_OR_RETURN(hp.n_rot,
-                          read_int(f, arch, "rope.dimension_count", 2, hp.head_dim, hp.head_dim));
-  if (hp.n_rot % 2 != 0) return bad(f, "rope.dimension_count must be even");
+  if (hp.arch != Arch::kDeepseek2) {
+    COHORT_ASSIGN_OR_RETURN(
+        hp.head_dim,
+        read_int(f, arch, "attention.key_length", 1, 4096,
+                 default_head_dim ? std::optional<int64_t>(default_head_dim) : std::nullopt));
+    COHORT_ASSIGN_OR_RETURN(int64_t v_len,
+                            read_int(f, arch, "attention.value_length", 1, 4096, hp.head_dim));
+    if (v_len != hp.head_dim)
+      return Status::unsupported("model: " + f.name() + ": value_length != key_length");
+    COHORT_ASSIGN_OR_RETURN(hp.n_rot,
+                            read_int(f, arch, "rope.dimension_count", 2, hp.head_dim, hp.head_dim));
+  }
 
   if (auto eps = f.get_float(arch + ".attention.layer_norm_rms_epsilon")) {
     if (!(*eps > 0 && *eps < 1)) return bad(f, "layer_norm_rms_epsilon out of range");
@@ -125,10 +183,15 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
                                  "' is not supported");
     }
   }
-  hp.rope_style = hp.arch == Arch::kLlama ? kernels::RopeStyle::kNormal : kernels::RopeStyle::kNeox;
+  // deepseek2 rotates adjacent pairs, as llama does (llama.cpp's rope type "norm").
+  hp.rope_style = hp.arch == Arch::kLlama || hp.arch == Arch::kDeepseek2
+                      ? kernels::RopeStyle::kNormal
+                      : kernels::RopeStyle::kNeox;
   hp.has_qkv_bias = hp.arch == Arch::kQwen2;
   hp.has_qk_norm = hp.arch == Arch::kQwen3 || hp.arch == Arch::kQwen3Moe;
   COHORT_RETURN_IF_ERROR(read_experts(f, arch, &hp));
+  if (hp.arch == Arch::kDeepseek2) COHORT_RETURN_IF_ERROR(read_deepseek2(f, arch, &hp));
+  if (hp.n_rot % 2 != 0) return bad(f, "rope.dimension_count must be even");
 
   if (const std::optional<int64_t> v = f.get_int(arch + ".pooling_type")) {
     hp.pooling = *v == 2 ? Pooling::kFirst : *v == 3 ? Pooling::kLast : Pooling::kMean;
@@ -165,7 +228,19 @@ std::string HParams::summary() const {
       is_moe()
           ? (" experts=" + std::to_string(n_expert_used) + "/" + std::to_string(n_expert)).c_str()
           : "");
-  return buf;
+  std::string s = buf;
+  if (is_mla()) {
+    std::snprintf(buf, sizeof(buf),
+                  " mla q_lora=%lld kv_lora=%lld v_dim=%lld shared=%lld dense_layers=%lld "
+                  "dense_ffn=%lld groups=%lld/%lld gating=%s%s scale=%g",
+                  (long long)q_lora_rank, (long long)kv_lora_rank, (long long)v_head_dim,
+                  (long long)n_expert_shared, (long long)n_leading_dense, (long long)dense_ffn_dim,
+                  (long long)n_expert_groups_used, (long long)n_expert_groups,
+                  gating == Gating::kSigmoid ? "sigmoid" : "softmax",
+                  expert_weights_norm ? " norm" : "", expert_weights_scale);
+    s += buf;
+  }
+  return s;
 }
 
 }  // namespace cohort::model

@@ -2,6 +2,9 @@
 // Layout per layer: [n_kv_heads][n_ctx positions][head_dim], in F16 (default) or F32.
 // Head-major, so that attention over one KV head streams a contiguous run of memory (at
 // long contexts the cache is read from DRAM, where short strided rows cost latency).
+// A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
+// position of the normed latent and the roped shared key part (one "head" of row_elems
+// values); v() is then null.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,9 @@ class KvCache {
   // type is kF16 or kF32. Allocation failure of a huge cache is reported, not thrown.
   static Result<KvCache> create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                 int64_t head_dim, DType type);
+  // A cache of row_elems values per position and layer, with no values half.
+  static Result<KvCache> create_latent(int64_t n_layers, int64_t n_ctx, int64_t row_elems,
+                                       DType type);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
@@ -29,12 +35,17 @@ class KvCache {
 
   // Start of layer l's keys/values (KV head 0, position 0).
   void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
-  void* v(int64_t layer) { return v_.data() + layer * layer_bytes_; }
+  const void* k(int64_t layer) const { return k_.data() + layer * layer_bytes_; }
+  void* v(int64_t layer) { return v_.empty() ? nullptr : v_.data() + layer * layer_bytes_; }
   // Writes row_elems() floats (every KV head's head_dim values, head after head) for
-  // position pos of layer l, converted to type().
+  // position pos of layer l, converted to type(); v_row is ignored (may be null) in a
+  // latent cache.
   void store(int64_t layer, int64_t pos, const float* k_row, const float* v_row);
 
  private:
+  static Result<KvCache> create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
+                                     int64_t head_dim, DType type, bool with_values);
+
   int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
   size_t layer_bytes_ = 0, elem_bytes_ = 0;
   DType type_ = DType::kF16;

@@ -5,7 +5,8 @@
 // the same). Each rank runs only the experts it holds (ShardSpec expert range), on its FFN
 // columns of each, and leaves its partial sum of the weighted expert outputs for the
 // caller's all-reduce: summed over ranks that is the layer's whole FFN output, however the
-// experts are spread (expert parallel) or sliced (tensor parallel).
+// experts are spread (expert parallel) or sliced (tensor parallel). deepseek2 routes with
+// route_deepseek2 and adds its shared experts' columns held here (LayerWeights::shared).
 //
 // Thread-safety: one thread calls forward() at a time; the matmuls use every pool thread.
 #pragma once
@@ -38,6 +39,15 @@ struct ExpertUsage {
 // weights, softmax over all n renormalised over the k, into weights (summing to 1).
 void route_top_k(const float* logits, int64_t n, int64_t k, int32_t* ids, float* weights);
 
+// deepseek2's routing of one token over hp.n_expert logits: scores by hp.gating (softmax
+// or sigmoid); the hp.n_expert_used best of score + bias (bias may be null) chosen among
+// the hp.n_expert_groups_used groups (consecutive runs of experts) whose two best biased
+// scores sum highest; weights the unbiased scores of the chosen, divided by their sum when
+// hp.expert_weights_norm, times hp.expert_weights_scale. Ties go to the lower index.
+// scratch holds 2 * hp.n_expert floats.
+void route_deepseek2(const HParams& hp, const float* logits, const float* bias, int32_t* ids,
+                     float* weights, float* scratch);
+
 class MoeFfn {
  public:
   MoeFfn(const HParams& hp, const ShardSpec& shard, int64_t max_batch,
@@ -61,8 +71,11 @@ class MoeFfn {
   const kernels::KernelTable& kt_;
   ThreadPool& pool_;
   ExpertUsage usage_;
+  // down_ = the FFN w of the n rows of x.
+  void run_expert(const ExpertWeights& w, const float* x, int64_t n, void* workspace);
+
   // Scratch for max_batch tokens: router logits, choices, and one expert's gathered batch.
-  std::vector<float> logits_, weights_, x_, gate_, up_, down_, token_weight_;
+  std::vector<float> logits_, weights_, x_, gate_, up_, down_, token_weight_, route_scratch_;
   std::vector<int32_t> ids_, token_;
 };
 

@@ -21,6 +21,18 @@ int64_t ShardSpec::kv_head_end(const HParams& hp) const {
   return (head_end + group - 1) / group;
 }
 
+void ShardSpec::side_ffn_cols(const HParams& hp, int64_t width, int64_t align, int64_t* b,
+                              int64_t* e) const {
+  *b = *e = 0;
+  if (expert_begin != 0) return;
+  auto map = [&](int64_t f) {
+    if (f >= hp.ffn_dim) return width;
+    return f * width / hp.ffn_dim / align * align;
+  };
+  *b = map(ffn_begin);
+  *e = map(ffn_end);
+}
+
 Status ShardSpec::validate(const HParams& hp) const {
   auto range_ok = [](int64_t b, int64_t e, int64_t n) { return 0 <= b && b < e && e <= n; };
   if (!range_ok(layer_begin, layer_end, hp.n_layers))

@@ -33,6 +33,15 @@ struct ShardSpec {
   int64_t kv_head_begin(const HParams& hp) const;
   int64_t kv_head_end(const HParams& hp) const;
 
+  // deepseek2's FFNs outside the routed experts (dense leading layers, shared experts) are
+  // run by the ranks holding expert 0 only, so expert-parallel ranks do not add them twice;
+  // those ranks take the columns [*b, *e) of such an FFN `width` wide that go with their
+  // FFN range: proportional to [ffn_begin, ffn_end) of hp.ffn_dim, bounds rounded down to
+  // multiples of align but for the last (width). Ranks whose FFN ranges partition the
+  // experts' columns thus partition these. Empty ([0, 0)) on the other ranks, or when the
+  // rounding leaves this rank nothing.
+  void side_ffn_cols(const HParams& hp, int64_t width, int64_t align, int64_t* b, int64_t* e) const;
+
   // Checks ranges against hp (and GQA grouping); a clear Status otherwise.
   Status validate(const HParams& hp) const;
   std::string to_string() const;

@@ -66,13 +66,42 @@ void make_vocab(int64_t n_vocab, std::vector<std::string>* pieces, std::vector<f
   }
 }
 
+int64_t head_dim_of(const SynthConfig& c) { return c.head_dim ? c.head_dim : c.dim / c.n_heads; }
+int64_t rope_dim_of(const SynthConfig& c) {
+  return c.rope_dim ? c.rope_dim : head_dim_of(c) / 2 / 2 * 2;
+}
+
+Status check_deepseek2(const SynthConfig& c) {
+  auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
+  const int64_t hd = head_dim_of(c), rope = rope_dim_of(c);
+  if (rope < 2 || rope % 2 != 0 || rope >= hd)
+    return bad("--rope-dim must be even, >= 2 and below the head dimension");
+  if (c.kv_lora_rank < 1 || c.q_lora_rank < 0 || c.v_dim < 0)
+    return bad("--kv-lora must be >= 1, --q-lora and --v-dim >= 0");
+  if (c.n_shared_experts < 0 || c.n_shared_experts > 64)
+    return bad("--shared-experts must be within [0, 64]");
+  if (c.n_dense_layers < 0 || c.n_dense_layers > c.n_layers)
+    return bad("--dense-layers must be within [0, --layers]");
+  if (c.n_expert_groups < 1 || c.n_expert_groups > 64 || c.n_expert % c.n_expert_groups != 0)
+    return bad("--expert-groups must divide --experts (at most 64 groups)");
+  if (c.n_expert_groups_used < 1 || c.n_expert_groups_used > c.n_expert_groups ||
+      c.n_expert_groups_used * (c.n_expert / c.n_expert_groups) < c.n_expert_used)
+    return bad(
+        "--expert-groups-used must be within [1, --expert-groups] and hold "
+        "--experts-used experts");
+  return Status::ok();
+}
+
 Status check(const SynthConfig& c) {
   auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
-  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3" && c.arch != "qwen3moe")
-    return bad("--arch must be llama, qwen2, qwen3 or qwen3moe");
-  if (c.arch == "qwen3moe" && c.n_expert < 1) return bad("qwen3moe needs --experts >= 1");
-  if (c.n_expert > 0 && c.arch != "llama" && c.arch != "qwen3moe")
-    return bad("--experts needs --arch qwen3moe or llama (Mixtral style)");
+  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3" && c.arch != "qwen3moe" &&
+      c.arch != "deepseek2")
+    return bad("--arch must be llama, qwen2, qwen3, qwen3moe or deepseek2");
+  if ((c.arch == "qwen3moe" || c.arch == "deepseek2") && c.n_expert < 1)
+    return bad(c.arch + " needs --experts >= 1");
+  if (c.n_expert > 0 && c.arch != "llama" && c.arch != "qwen3moe" && c.arch != "deepseek2")
+    return bad("--experts needs --arch qwen3moe, deepseek2 or llama (Mixtral style)");
+  if (c.arch == "deepseek2") COHORT_RETURN_IF_ERROR(check_deepseek2(c));
   if (c.n_expert < 0 || c.n_expert > 4096) return bad("--experts must be within [0, 4096]");
   if (c.n_expert > 0 && (c.n_expert_used < 1 || c.n_expert_used > c.n_expert))
     return bad("--experts-used must be within [1, --experts]");
@@ -100,12 +129,25 @@ DType storage_type(DType wanted, int64_t row_len, const std::string& name) {
   return fallback;
 }
 
+void add_deepseek2_metadata(const SynthConfig& c, format::GgufWriter& w) {
+  const std::string a = "deepseek2.";
+  w.set_u32(a + "attention.q_lora_rank", static_cast<uint32_t>(c.q_lora_rank));
+  w.set_u32(a + "attention.kv_lora_rank", static_cast<uint32_t>(c.kv_lora_rank));
+  w.set_u32(a + "leading_dense_block_count", static_cast<uint32_t>(c.n_dense_layers));
+  w.set_u32(a + "expert_shared_count", static_cast<uint32_t>(c.n_shared_experts));
+  w.set_u32(a + "expert_group_count", static_cast<uint32_t>(c.n_expert_groups));
+  w.set_u32(a + "expert_group_used_count", static_cast<uint32_t>(c.n_expert_groups_used));
+  w.set_u32(a + "expert_gating_func", c.sigmoid_gating ? 2u : 1u);
+  w.set_bool(a + "expert_weights_norm", true);
+  w.set_f32(a + "expert_weights_scale", 2.5f);
+}
+
 }  // namespace
 
 Status write_synthetic_model(const SynthConfig& c, const std::string& path,
                              const std::function<void(int64_t, int64_t)>& progress) {
   COHORT_RETURN_IF_ERROR(check(c));
-  const int64_t hd = c.head_dim ? c.head_dim : c.dim / c.n_heads;
+  const int64_t hd = head_dim_of(c);
   const std::string& a = c.arch;
   format::GgufWriter w;
   w.set_string("general.architecture", a);
@@ -119,21 +161,23 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   w.set_u32(a + ".feed_forward_length",
             static_cast<uint32_t>(mixtral && c.expert_ffn_dim ? c.expert_ffn_dim : c.ffn_dim));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
-  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
-  if (c.head_dim) {
+  const bool ds2 = a == "deepseek2";
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(ds2 ? c.n_heads : c.n_kv_heads));
+  if (c.head_dim || ds2) {
     w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(hd));
-    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(hd));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(ds2 && c.v_dim ? c.v_dim : hd));
   }
-  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(hd));
-  w.set_f32(a + ".rope.freq_base", a == "llama" ? 10000.0f : 1000000.0f);
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(ds2 ? rope_dim_of(c) : hd));
+  w.set_f32(a + ".rope.freq_base", a == "llama" || ds2 ? 10000.0f : 1000000.0f);
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  if (ds2) add_deepseek2_metadata(c, w);
   w.set_u32(a + ".vocab_size", static_cast<uint32_t>(c.n_vocab));
   const bool moe = c.n_expert > 0;
   const int64_t expert_ffn = c.expert_ffn_dim ? c.expert_ffn_dim : c.ffn_dim;
   if (moe) {
     w.set_u32(a + ".expert_count", static_cast<uint32_t>(c.n_expert));
     w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(c.n_expert_used));
-    if (a == "qwen3moe")
+    if (a == "qwen3moe" || ds2)
       w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(expert_ffn));
   }
 
@@ -211,6 +255,44 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     add_vector(p + "attn_norm.weight", c.dim, 1.0f, 0.1f);
+    if (ds2) {
+      // Latent attention, then a dense FFN or experts with shared ones and a routing bias.
+      const int64_t nope = hd - rope_dim_of(c), vd = c.v_dim ? c.v_dim : hd;
+      const int64_t r = c.kv_lora_rank, ql = c.q_lora_rank;
+      if (ql > 0) {
+        add_matrix(p + "attn_q_a.weight", ql, c.dim, s_in, c.type);
+        add_vector(p + "attn_q_a_norm.weight", ql, 1.0f, 0.1f);
+        add_matrix(p + "attn_q_b.weight", c.n_heads * hd, ql, 1.0f / std::sqrt(float(ql)), c.type);
+      } else {
+        add_matrix(p + "attn_q.weight", c.n_heads * hd, c.dim, s_in, c.type);
+      }
+      add_matrix(p + "attn_kv_a_mqa.weight", r + rope_dim_of(c), c.dim, s_in, c.type);
+      add_vector(p + "attn_kv_a_norm.weight", r, 1.0f, 0.1f);
+      add_matrix(p + "attn_kv_b.weight", c.n_heads * (nope + vd), r, 1.0f / std::sqrt(float(r)),
+                 c.type);
+      add_matrix(p + "attn_output.weight", c.dim, c.n_heads * vd,
+                 1.0f / std::sqrt(float(c.n_heads * vd)), c.type);
+      add_vector(p + "ffn_norm.weight", c.dim, 1.0f, 0.1f);
+      if (l < c.n_dense_layers) {
+        add_matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim, s_in, c.type);
+        add_matrix(p + "ffn_up.weight", c.ffn_dim, c.dim, s_in, c.type);
+        add_matrix(p + "ffn_down.weight", c.dim, c.ffn_dim, s_ffn, c.type);
+        continue;
+      }
+      const float s_exp = 1.0f / std::sqrt(static_cast<float>(expert_ffn));
+      add_matrix(p + "ffn_gate_inp.weight", c.n_expert, c.dim, s_in, DType::kF32);
+      add_vector(p + "exp_probs_b.bias", c.n_expert, 0.0f, 0.1f);
+      add_matrix(p + "ffn_gate_exps.weight", expert_ffn, c.dim, s_in, c.type, c.n_expert);
+      add_matrix(p + "ffn_up_exps.weight", expert_ffn, c.dim, s_in, c.type, c.n_expert);
+      add_matrix(p + "ffn_down_exps.weight", c.dim, expert_ffn, s_exp, c.type, c.n_expert);
+      if (c.n_shared_experts > 0) {
+        const int64_t shared = c.n_shared_experts * expert_ffn;
+        add_matrix(p + "ffn_gate_shexp.weight", shared, c.dim, s_in, c.type);
+        add_matrix(p + "ffn_up_shexp.weight", shared, c.dim, s_in, c.type);
+        add_matrix(p + "ffn_down_shexp.weight", c.dim, shared, s_exp, c.type);
+      }
+      continue;
+    }
     add_matrix(p + "attn_q.weight", c.n_heads * hd, c.dim, s_in, c.type);
     add_matrix(p + "attn_k.weight", c.n_kv_heads * hd, c.dim, s_in, c.type);
     add_matrix(p + "attn_v.weight", c.n_kv_heads * hd, c.dim, s_in, c.type);

@@ -14,7 +14,7 @@
 namespace cohort::model {
 
 struct SynthConfig {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | deepseek2
   int64_t dim = 256;
   int64_t n_layers = 2;
   int64_t n_heads = 8;
@@ -34,6 +34,22 @@ struct SynthConfig {
   int64_t n_expert = 0;
   int64_t n_expert_used = 0;
   int64_t expert_ffn_dim = 0;
+  // deepseek2 (multi-head latent attention; needs n_expert >= 1): head_dim is the key
+  // length qk_nope + rope_dim; values are v_dim long (0: head_dim); keys and values come
+  // from a kv_lora_rank latent, queries from a q_lora_rank one (0: attn_q directly). The
+  // first n_dense_layers layers have a dense FFN of ffn_dim columns, the others
+  // n_shared_experts shared experts besides the routed ones, and a router with a random
+  // exp_probs_b bias: sigmoid (else softmax) scores, chosen among the best
+  // n_expert_groups_used of n_expert_groups groups, weights normalised then scaled by 2.5.
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 64;
+  int64_t rope_dim = 0;  // 0: half of head_dim
+  int64_t v_dim = 0;
+  int64_t n_shared_experts = 1;
+  int64_t n_dense_layers = 1;
+  int64_t n_expert_groups = 1;
+  int64_t n_expert_groups_used = 1;
+  bool sigmoid_gating = true;
   uint64_t seed = 1;
 };
 

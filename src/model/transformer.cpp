@@ -34,7 +34,14 @@ Transformer::Transformer(HParams hp, ShardSpec shard, Weights w, comm::Communica
   n_q_ = shard_.n_heads() * hp_.head_dim;
   n_kv_ = (shard_.kv_head_end(hp_) - shard_.kv_head_begin(hp_)) * hp_.head_dim;
   n_ffn_ = shard_.n_ffn();
+  n_att_ = shard_.n_heads() * hp_.out_head_dim();
   if (hp_.is_moe()) moe_ = std::make_unique<MoeFfn>(hp_, shard_, max_batch, kt, pool);
+  if (hp_.is_mla()) {
+    n_kv_ = 0;  // the latent cache is MlaAttention's
+    mla_ = std::make_unique<MlaAttention>(hp_, shard_, w_.layers, max_batch, kt, pool);
+  }
+  // deepseek2's dense layers may be wider than an expert (ShardSpec::side_ffn_cols).
+  for (const LayerWeights& L : w_.layers) n_ffn_ = std::max(n_ffn_, L.w_gate.rows);
 }
 
 void Transformer::allocate_scratch() {
@@ -44,7 +51,7 @@ void Transformer::allocate_scratch() {
   q_.assign(B * n_q_, 0.f);
   k_.assign(B * n_kv_, 0.f);
   v_.assign(B * n_kv_, 0.f);
-  att_.assign(B * n_q_, 0.f);
+  att_.assign(B * n_att_, 0.f);
   o_.assign(B * hp_.dim, 0.f);
   gate_.assign(B * n_ffn_, 0.f);
   up_.assign(B * n_ffn_, 0.f);
@@ -53,8 +60,8 @@ void Transformer::allocate_scratch() {
   row_pos_.assign(B, 0);
   run_begin_.assign(B + 1, 0);
   // Per thread, one run's query rows gathered (B tokens x a GQA group), their outputs and
-  // their causal limits.
-  const int64_t group = hp_.n_heads / hp_.n_kv_heads;
+  // their causal limits (unused by latent attention, whose KV heads are not GQA groups).
+  const int64_t group = hp_.n_kv_heads > 0 ? hp_.n_heads / hp_.n_kv_heads : 1;
   attn_rows_.assign(static_cast<size_t>(pool_.size() * 2 * B * group * hp_.head_dim), 0.f);
   attn_limits_.assign(static_cast<size_t>(pool_.size() * B * group), 0);
   sin_.assign(B * hp_.n_rot / 2, 0.f);
@@ -75,13 +82,16 @@ void Transformer::allocate_scratch() {
   };
   need(w_.output);
   for (const LayerWeights& L : w_.layers) {
-    for (const auto* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) need(*m);
+    for (const auto* m :
+         {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.wq_a, &L.wkv_a})
+      need(*m);
     if (moe_) ws = std::max(ws, moe_->workspace_bytes(L));
   }
   workspace_.assign(ws, 0);
 }
 
 Result<KvCache> Transformer::new_cache(int64_t n_ctx, DType type) const {
+  if (mla_) return MlaAttention::new_cache(hp_, shard_.n_layers(), n_ctx, type);
   return KvCache::create(shard_.n_layers(), n_ctx,
                          shard_.kv_head_end(hp_) - shard_.kv_head_begin(hp_), hp_.head_dim, type);
 }
@@ -145,6 +155,11 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   const int64_t n_kv_heads = n_kv_ / hd;
   for (int64_t t = 0; t < n_tokens; ++t) {
     kt_.rmsnorm(&x_[t * dim], L.attn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
+  }
+  if (mla_) {
+    const MlaRows rows{row_kv_.data(), row_pos_.data(), cos_.data(), sin_.data()};
+    mla_->forward(L, layer, xn_.data(), n_tokens, rows, att_.data(), workspace_.data());
+    return finish_attention(L, n_tokens);
   }
   linear(L.wq, xn_.data(), n_tokens, q_.data());
   linear(L.wk, xn_.data(), n_tokens, k_.data());
@@ -244,6 +259,11 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     }
   });
 
+  return finish_attention(L, n_tokens);
+}
+
+Status Transformer::finish_attention(const LayerWeights& L, int64_t n_tokens) {
+  const int64_t dim = hp_.dim;
   linear(L.wo, att_.data(), n_tokens, o_.data());
   COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
   kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
@@ -255,12 +275,15 @@ Status Transformer::ffn_block(const LayerWeights& L, int64_t layer, int64_t n_to
   for (int64_t t = 0; t < n_tokens; ++t) {
     kt_.rmsnorm(&x_[t * dim], L.ffn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
   }
-  if (moe_) {
+  if (moe_ && hp_.layer_is_moe(shard_.layer_begin + layer)) {
     moe_->forward(L, layer, xn_.data(), n_tokens, o_.data(), workspace_.data());
+  } else if (L.w_gate.data == nullptr) {
+    // A deepseek2 dense layer whose columns all live on other ranks.
+    std::fill(o_.begin(), o_.begin() + n_tokens * dim, 0.f);
   } else {
     linear(L.w_gate, xn_.data(), n_tokens, gate_.data());
     linear(L.w_up, xn_.data(), n_tokens, up_.data());
-    kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * n_ffn_);
+    kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * L.w_gate.rows);
     linear(L.w_down, gate_.data(), n_tokens, o_.data());
   }
   COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));

@@ -2,6 +2,8 @@
 // [layer_begin, layer_end), the query heads and FFN columns of ShardSpec. After each
 // row-parallel projection (attention output, FFN down) it sums partial results with the
 // Communicator; with a size-1 communicator that is a no-op and this is the whole model.
+// deepseek2's attention is model/mla_attention.h; its leading dense layers and shared
+// experts run on the ranks ShardSpec::side_ffn_cols names.
 // model/ never knows how many nodes there are.
 //
 // Ownership: the GgufFile, Communicator, ThreadPool and KernelTable passed to create() must
@@ -21,6 +23,7 @@
 #include "kernels/kernels.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/mla_attention.h"
 #include "model/moe_ffn.h"
 #include "model/shard_spec.h"
 #include "model/weights.h"
@@ -86,6 +89,8 @@ class Transformer {
   // Fills row_kv_ / row_pos_ and the rotary tables for the rows of seqs; returns the rows.
   int64_t layout_rows(std::span<const BatchSeq> seqs);
   Status attention_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
+  // attn_output of att_, summed over ranks, added to the residual.
+  Status finish_attention(const LayerWeights& L, int64_t n_tokens);
   Status ffn_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
   void linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
 
@@ -96,8 +101,10 @@ class Transformer {
   ThreadPool& pool_;
   const kernels::KernelTable& kt_;
   int64_t max_batch_;
-  std::unique_ptr<MoeFfn> moe_;  // mixture-of-experts models only
-  int64_t n_q_, n_kv_, n_ffn_;   // local widths: q_dim, kv_dim and FFN columns of this shard
+  std::unique_ptr<MoeFfn> moe_;        // mixture-of-experts models only
+  std::unique_ptr<MlaAttention> mla_;  // multi-head latent attention (deepseek2) only
+  int64_t n_q_, n_kv_, n_ffn_;         // local widths: q_dim, kv_dim and FFN columns of this shard
+  int64_t n_att_;                      // local width of the attention output (heads x values)
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
 
   // Scratch, sized once for max_batch tokens: no allocation in the token loop.

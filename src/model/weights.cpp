@@ -165,6 +165,77 @@ Status bind_experts(Binder& b, const HParams& hp, const ShardSpec& shard, const 
   return Status::ok();
 }
 
+// Elements per quantization block of a tensor (1 when it is missing: binding reports that).
+int64_t block_of(const format::GgufFile& f, const std::string& name) {
+  const format::GgufTensorInfo* t = f.find_tensor(name);
+  return t ? dtype_info(t->type).block_elems : 1;
+}
+
+// A SwiGLU FFN's gate/up rows and down columns [c0, c1) of `width` (names p + stem + ...).
+Result<ExpertWeights> bind_ffn_cols(Binder& b, const HParams& hp, const std::string& p,
+                                    const std::string& suffix, int64_t width, int64_t c0,
+                                    int64_t c1) {
+  const int64_t dim = hp.dim;
+  ExpertWeights e;
+  COHORT_ASSIGN_OR_RETURN(e.gate, b.matrix(p + "ffn_gate" + suffix, width, dim, c0, c1, 0, dim));
+  COHORT_ASSIGN_OR_RETURN(e.up, b.matrix(p + "ffn_up" + suffix, width, dim, c0, c1, 0, dim));
+  COHORT_ASSIGN_OR_RETURN(e.down, b.matrix(p + "ffn_down" + suffix, dim, width, 0, dim, c0, c1));
+  return e;
+}
+
+// deepseek2's latent attention of one layer, sliced to the shard's heads.
+Status bind_mla_attention(Binder& b, const HParams& hp, const ShardSpec& shard,
+                          const std::string& p, LayerWeights* L) {
+  const int64_t dim = hp.dim, hd = hp.head_dim, vd = hp.v_head_dim, r = hp.kv_lora_rank;
+  const int64_t h0 = shard.head_begin, h1 = shard.head_end;
+  if (hp.q_lora_rank > 0) {
+    const int64_t ql = hp.q_lora_rank;
+    COHORT_ASSIGN_OR_RETURN(L->wq_a, b.matrix(p + "attn_q_a.weight", ql, dim));
+    COHORT_ASSIGN_OR_RETURN(L->q_a_norm, b.vec(p + "attn_q_a_norm.weight", ql));
+    COHORT_ASSIGN_OR_RETURN(
+        L->wq, b.matrix(p + "attn_q_b.weight", hp.q_dim(), ql, h0 * hd, h1 * hd, 0, ql));
+  } else {
+    COHORT_ASSIGN_OR_RETURN(
+        L->wq, b.matrix(p + "attn_q.weight", hp.q_dim(), dim, h0 * hd, h1 * hd, 0, dim));
+  }
+  COHORT_ASSIGN_OR_RETURN(L->wkv_a, b.matrix(p + "attn_kv_a_mqa.weight", r + hp.n_rot, dim));
+  COHORT_ASSIGN_OR_RETURN(L->kv_a_norm, b.vec(p + "attn_kv_a_norm.weight", r));
+  const int64_t kvb = hp.qk_nope() + vd;  // rows of kv_b per head: [k_nope | v]
+  COHORT_ASSIGN_OR_RETURN(
+      L->wkv_b, b.matrix(p + "attn_kv_b.weight", hp.n_heads * kvb, r, h0 * kvb, h1 * kvb, 0, r));
+  COHORT_ASSIGN_OR_RETURN(
+      L->wo, b.matrix(p + "attn_output.weight", dim, hp.n_heads * vd, 0, dim, h0 * vd, h1 * vd));
+  return Status::ok();
+}
+
+// deepseek2's FFN of one layer: the routing bias and shared experts besides the routed
+// experts, or a dense FFN in the leading layers (side FFNs: ShardSpec::side_ffn_cols).
+Status bind_deepseek2_ffn(Binder& b, const format::GgufFile& f, const HParams& hp,
+                          const ShardSpec& shard, int64_t layer, const std::string& p,
+                          LayerWeights* L) {
+  int64_t c0 = 0, c1 = 0;
+  if (!hp.layer_is_moe(layer)) {
+    shard.side_ffn_cols(hp, hp.dense_ffn_dim, block_of(f, p + "ffn_down.weight"), &c0, &c1);
+    if (c0 == c1) return Status::ok();
+    COHORT_ASSIGN_OR_RETURN(ExpertWeights e,
+                            bind_ffn_cols(b, hp, p, ".weight", hp.dense_ffn_dim, c0, c1));
+    L->w_gate = e.gate;
+    L->w_up = e.up;
+    L->w_down = e.down;
+    return Status::ok();
+  }
+  COHORT_RETURN_IF_ERROR(bind_experts(b, hp, shard, p, L));
+  if (f.find_tensor(p + "exp_probs_b.bias")) {
+    COHORT_ASSIGN_OR_RETURN(L->router_bias, b.vec(p + "exp_probs_b.bias", hp.n_expert));
+  }
+  if (hp.n_expert_shared == 0) return Status::ok();
+  const int64_t width = hp.n_expert_shared * hp.ffn_dim;
+  shard.side_ffn_cols(hp, width, block_of(f, p + "ffn_down_shexp.weight"), &c0, &c1);
+  if (c0 == c1) return Status::ok();
+  COHORT_ASSIGN_OR_RETURN(L->shared, bind_ffn_cols(b, hp, p, "_shexp.weight", width, c0, c1));
+  return Status::ok();
+}
+
 }  // namespace
 
 std::optional<ShardSpec> shard_file_spec(const format::GgufFile& file) {
@@ -216,6 +287,13 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights L;
     COHORT_ASSIGN_OR_RETURN(L.attn_norm, b.vec(p + "attn_norm.weight", dim));
+    if (hp.is_mla()) {
+      COHORT_RETURN_IF_ERROR(bind_mla_attention(b, hp, shard, p, &L));
+      COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", dim));
+      COHORT_RETURN_IF_ERROR(bind_deepseek2_ffn(b, file, hp, shard, il, p, &L));
+      w.layers.push_back(std::move(L));
+      continue;
+    }
     COHORT_ASSIGN_OR_RETURN(L.wq, b.matrix(p + "attn_q.weight", hp.q_dim(), dim, q0, q1, 0, dim));
     COHORT_ASSIGN_OR_RETURN(L.wk,
                             b.matrix(p + "attn_k.weight", hp.kv_dim(), dim, kv0, kv1, 0, dim));
@@ -238,11 +316,11 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
       w.layers.push_back(std::move(L));
       continue;
     }
-    COHORT_ASSIGN_OR_RETURN(L.w_gate,
-                            b.matrix(p + "ffn_gate.weight", hp.ffn_dim, dim, f0, f1, 0, dim));
-    COHORT_ASSIGN_OR_RETURN(L.w_up, b.matrix(p + "ffn_up.weight", hp.ffn_dim, dim, f0, f1, 0, dim));
-    COHORT_ASSIGN_OR_RETURN(L.w_down,
-                            b.matrix(p + "ffn_down.weight", dim, hp.ffn_dim, 0, dim, f0, f1));
+    COHORT_ASSIGN_OR_RETURN(ExpertWeights ffn,
+                            bind_ffn_cols(b, hp, p, ".weight", hp.ffn_dim, f0, f1));
+    L.w_gate = ffn.gate;
+    L.w_up = ffn.up;
+    L.w_down = ffn.down;
     w.layers.push_back(std::move(L));
   }
   return w;

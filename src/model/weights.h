@@ -35,6 +35,18 @@ struct LayerWeights {
   // and the experts [shard.expert_begin, shard.expert_end), in order.
   kernels::WeightMatrix router;  // [n_expert rows][dim]
   std::vector<ExpertWeights> experts;
+
+  // deepseek2 latent attention: wq is attn_q_b (or attn_q without Q compression), rows of
+  // this rank's heads, each [qk_nope | qk_rope]; wo's columns are its heads' values.
+  kernels::WeightMatrix wq_a;    // [q_lora rows][dim], whole (q_lora_rank > 0)
+  std::vector<float> q_a_norm;   // [q_lora]
+  kernels::WeightMatrix wkv_a;   // [kv_lora + n_rot rows][dim], whole: [latent | k_rope]
+  std::vector<float> kv_a_norm;  // [kv_lora]
+  kernels::WeightMatrix wkv_b;   // [this rank's heads x (qk_nope + v_head_dim)][kv_lora]
+  // deepseek2 mixture of experts: the routing bias (exp_probs_b, or empty) and this rank's
+  // columns of the shared experts (null data when it runs none of them).
+  std::vector<float> router_bias;  // [n_expert]
+  ExpertWeights shared;
 };
 
 // One tensor as a shard uses it: rows [r0, r1) and columns [c0, c1) of a [rows][cols]

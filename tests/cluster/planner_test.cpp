@@ -202,5 +202,22 @@ TEST(Planner, TensorModeSlicesEveryExpertAndAutoExplainsIt) {
   EXPECT_EQ(*mode, ParallelMode::kExpert);
 }
 
+TEST(Planner, LatentCacheIsWholeOnEveryTensorRank) {
+  // deepseek2 caches one latent row per token that every rank computes and keeps, where
+  // other models' ranks keep their KV heads' share.
+  PlanOptions o;
+  o.mode = ParallelMode::kTensor;
+  o.n_ctx = 1000;
+  o.n_slots = 1;
+  ModelDesc gqa = toy(8, 8, 8);
+  ModelDesc mla = gqa;
+  mla.hp.arch = model::Arch::kDeepseek2;
+  auto a = plan_placement(nodes(2), LinkMatrix::uniform(2, 10, 1e9), gqa, o);
+  auto b = plan_placement(nodes(2), LinkMatrix::uniform(2, 10, 1e9), mla, o);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const uint64_t half_cache = gqa.kv_bytes_per_token_per_layer * 8 * 1000 / 2;
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(b->rank_bytes[r], a->rank_bytes[r] + half_cache);
+}
+
 }  // namespace
 }  // namespace cohort::cluster

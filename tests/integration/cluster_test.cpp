@@ -103,6 +103,16 @@ class Cluster : public ::testing::Test {
     }
   }
 
+  // A mixture-of-experts model: experts sliced by columns (tensor) and spread whole (expert)
+  // on 2 and 3 nodes, and expert shards shipped to workers told not to read the file.
+  void expect_experts_split_like_one_node(const std::string& model) {
+    for (int workers : {1, 2}) {
+      expect_same_as_one_node(model, workers, "tensor", "tcp");
+      expect_same_as_one_node(model, workers, "expert", "tcp");
+    }
+    expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
+  }
+
   static inline testing::TempDir* dir_ = nullptr;
   static inline std::string key_, other_key_;
   static inline std::vector<std::unique_ptr<ChildProcess>> workers_;
@@ -152,12 +162,25 @@ TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
                           type + " -o " + model + " 2>/dev/null")
                   .exit_code,
               0);
-    for (int workers : {1, 2}) {
-      expect_same_as_one_node(model, workers, "tensor", "tcp");
-      expect_same_as_one_node(model, workers, "expert", "tcp");
-    }
-    expect_same_as_one_node(model, 2, "expert", "tcp", "--ship-weights always");
+    expect_experts_split_like_one_node(model);
   }
+}
+
+// deepseek2 (latent attention, 8 experts top-2 in 4 groups of which 2 may be chosen, a
+// shared expert, a dense first layer, q8_0): heads and expert columns split (tensor) and
+// experts spread whole (expert) on 2 and 3 nodes give one node's greedy tokens, also when
+// the workers get shard files shipped instead of reading the model.
+TEST_F(Cluster, SyntheticDeepseek2Model) {
+  const std::string model = dir_->file("deepseek2-q8_0.gguf");
+  ASSERT_EQ(run_command(kBin +
+                        " synth --arch deepseek2 --dim 128 --layers 3 --heads 8 --ffn 256 "
+                        "--experts 8 --experts-used 2 --expert-ffn 128 --expert-groups 4 "
+                        "--expert-groups-used 2 --q-lora 64 --kv-lora 64 --rope-dim 8 "
+                        "--head-dim 24 --v-dim 16 --vocab 400 --seed 2 --type q8_0 -o " +
+                        model + " 2>/dev/null")
+                .exit_code,
+            0);
+  expect_experts_split_like_one_node(model);
 }
 
 TEST_F(Cluster, WorkerWithWrongKeyIsRefusedAndTheRestServe) {

@@ -1,8 +1,9 @@
 // The forward pass split across ranks of an in-process group (one thread per rank) gives
 // the single-node result: tensor-parallel head/FFN splits (even, uneven, and not aligned to
 // GQA groups, which replicates KV heads) and pipeline layer splits, of dense models and of
-// mixture-of-experts models (qwen3moe, Mixtral-style llama), whose experts are also spread
-// across ranks (expert parallel). This is the seam the cluster builds on: model/ only sees a
+// mixture-of-experts models (qwen3moe, Mixtral-style llama, deepseek2 with its latent
+// attention, shared experts and dense first layer), whose experts are also spread across
+// ranks (expert parallel). This is the seam the cluster builds on: model/ only sees a
 // ShardSpec and a Communicator.
 #include <gtest/gtest.h>
 
@@ -57,6 +58,8 @@ class ShardedForward : public ::testing::TestWithParam<ModelCase> {
     c.ffn_dim = 256;
     c.n_expert = GetParam().n_expert;
     c.n_expert_used = GetParam().n_expert_used;
+    c.n_expert_groups = c.arch == "deepseek2" ? 4 : 1;  // 2 of 4 groups of 2 experts
+    c.n_expert_groups_used = c.arch == "deepseek2" ? 2 : 1;
     c.n_vocab = 400;
     c.type = GetParam().type;
     c.seed = 5;
@@ -315,7 +318,9 @@ INSTANTIATE_TEST_SUITE_P(Models, ShardedForward,
                          ::testing::Values(ModelCase{DType::kF32}, ModelCase{DType::kQ8_0},
                                            ModelCase{DType::kF32, "qwen3moe", 8, 2},
                                            ModelCase{DType::kQ8_0, "qwen3moe", 8, 2},
-                                           ModelCase{DType::kQ4_0, "llama", 8, 2}),
+                                           ModelCase{DType::kQ4_0, "llama", 8, 2},
+                                           ModelCase{DType::kF32, "deepseek2", 8, 2},
+                                           ModelCase{DType::kQ8_0, "deepseek2", 8, 2}),
                          case_name);
 
 TEST(InProcessGroup, CollectivesAndTimeouts) {
