@@ -12,6 +12,7 @@
 #include <string>
 
 #include "support/local_cluster.h"
+#include "support/node_scripts.h"
 #include "support/process.h"
 #include "support/shared_data.h"
 #include "support/subprocess.h"
@@ -21,7 +22,6 @@ namespace cohort {
 namespace {
 
 using testing::run_command;
-using testing::shell_quote;
 
 const std::string kBin = COHORT_BINARY;
 const std::string kJsDir = COHORT_JS_DIR;
@@ -29,14 +29,11 @@ const std::string kArtifacts = COHORT_ARTIFACTS_DIR;
 const std::string kChromium = "/usr/bin/chromium";
 
 TEST(DashboardBrowser, ShowsThreeNodesTheirLinksAndStreamsAChat) {
-  if (run_command("command -v node >/dev/null 2>&1").exit_code != 0) {
-    GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
-  }
+  COHORT_SKIP_WITHOUT_NODE();
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   ASSERT_TRUE(std::filesystem::exists(kChromium))
       << "no " << kChromium << ": install Debian's chromium package (scripts/bootstrap.sh does)";
-  ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules/playwright-core"))
-      << "no playwright-core in " << kJsDir << "/node_modules: run scripts/bootstrap.sh";
+  ASSERT_EQ(testing::missing_npm_packages(kJsDir, "playwright-core"), "");
 
   testing::TempDir dir;
   const std::string key = dir.file("k");
@@ -51,11 +48,9 @@ TEST(DashboardBrowser, ShowsThreeNodesTheirLinksAndStreamsAChat) {
   ASSERT_TRUE(testing::wait_for_port(http, 30000)) << head.log();
 
   const std::string out_dir = kArtifacts + "/dashboard";
-  const std::string cmd =
-      "cd " + shell_quote(kJsDir) + " && COHORT_URL=http://127.0.0.1:" + std::to_string(http) +
-      " COHORT_ARTIFACTS=" + shell_quote(out_dir) + " COHORT_EXPECT_NODES=3 CHROMIUM=" + kChromium +
-      " timeout 120 node dashboard.mjs 2>&1";
-  const testing::CommandResult r = run_command(cmd);
+  const testing::CommandResult r = run_command(testing::node_script_command(
+      kJsDir, http, "dashboard.mjs",
+      {{"COHORT_ARTIFACTS", out_dir}, {"COHORT_EXPECT_NODES", "3"}, {"CHROMIUM", kChromium}}, 120));
   std::printf("%s[ artifacts ] screenshots in %s\n", r.out.c_str(), out_dir.c_str());
   EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- head log ---\n" << head.log();
   EXPECT_TRUE(std::filesystem::exists(out_dir + "/dashboard-chat.png"));

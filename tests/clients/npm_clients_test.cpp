@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "support/node_scripts.h"
 #include "support/process.h"
 #include "support/shared_data.h"
 #include "support/subprocess.h"
@@ -21,18 +22,15 @@ namespace cohort {
 namespace {
 
 using testing::run_command;
-using testing::shell_quote;
 
 const std::string kBin = COHORT_BINARY;
 const std::string kJsDir = COHORT_JS_DIR;
 const std::string kModelName = "stories260K.gguf";
 
-bool have_node() { return run_command("command -v node >/dev/null 2>&1").exit_code == 0; }
-
 class NpmClients : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!have_node() || !testing::have_shared_data()) return;
+    if (!testing::have_node() || !testing::have_shared_data()) return;
     dir_ = new testing::TempDir();
     port_ = testing::free_port();
     server_ = new testing::ChildProcess(
@@ -50,20 +48,15 @@ class NpmClients : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (!have_node()) {
-      GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
-    }
+    COHORT_SKIP_WITHOUT_NODE();
     COHORT_SKIP_WITHOUT_SHARED_DATA();
-    ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
-        << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+    ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
     ASSERT_TRUE(server_->alive()) << server_->log();
   }
 
   void run_script(const std::string& script) {
-    const std::string cmd =
-        "cd " + shell_quote(kJsDir) + " && COHORT_URL=http://127.0.0.1:" + std::to_string(port_) +
-        " COHORT_MODEL=" + shell_quote(kModelName) + " timeout 300 node " + script + " 2>&1";
-    const testing::CommandResult r = run_command(cmd);
+    const testing::CommandResult r = run_command(
+        testing::node_script_command(kJsDir, port_, script, {{"COHORT_MODEL", kModelName}}, 300));
     EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- server log ---\n" << server_->log();
     std::printf("%s", r.out.c_str());
   }

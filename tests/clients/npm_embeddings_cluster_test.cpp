@@ -11,6 +11,7 @@
 #include <string>
 
 #include "support/local_cluster.h"
+#include "support/node_scripts.h"
 #include "support/process.h"
 #include "support/shared_data.h"
 #include "support/subprocess.h"
@@ -21,7 +22,6 @@ namespace {
 
 using testing::ChildProcess;
 using testing::run_command;
-using testing::shell_quote;
 
 const std::string kBin = COHORT_BINARY;
 const std::string kJsDir = COHORT_JS_DIR;
@@ -29,11 +29,8 @@ const std::string kJsDir = COHORT_JS_DIR;
 class NpmEmbeddingsCluster : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (run_command("command -v node >/dev/null 2>&1").exit_code != 0) {
-      GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
-    }
-    ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
-        << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+    COHORT_SKIP_WITHOUT_NODE();
+    ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
   }
 
   // Serves `model` on one node and on two (`mode`), then runs the script on the cluster.
@@ -53,12 +50,11 @@ class NpmEmbeddingsCluster : public ::testing::Test {
     ASSERT_TRUE(testing::wait_for_port(one_port, 20000)) << one.log();
     ASSERT_TRUE(testing::wait_for_port(head_port, 20000)) << head.log();
     const std::string name = std::filesystem::path(model).filename().string();
-    const std::string cmd = "cd " + shell_quote(kJsDir) +
-                            " && COHORT_URL=http://127.0.0.1:" + std::to_string(head_port) +
-                            " COHORT_REF_URL=http://127.0.0.1:" + std::to_string(one_port) +
-                            " COHORT_MODEL=" + shell_quote(name) +
-                            " timeout 300 node embeddings.mjs 2>&1";
-    const testing::CommandResult r = run_command(cmd);
+    const testing::CommandResult r = run_command(testing::node_script_command(
+        kJsDir, head_port, "embeddings.mjs",
+        {{"COHORT_REF_URL", "http://127.0.0.1:" + std::to_string(one_port)},
+         {"COHORT_MODEL", name}},
+        300));
     EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- head log ---\n" << head.log();
     EXPECT_NE(r.out.find("cluster vs one node"), std::string::npos) << r.out;
     std::printf("%s", r.out.c_str());

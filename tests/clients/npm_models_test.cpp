@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "support/node_scripts.h"
 #include "support/process.h"
 #include "support/shared_data.h"
 #include "support/subprocess.h"
@@ -17,18 +18,14 @@ namespace cohort {
 namespace {
 
 using testing::run_command;
-using testing::shell_quote;
 
 const std::string kBin = COHORT_BINARY;
 const std::string kJsDir = COHORT_JS_DIR;
 
 TEST(NpmModels, OllamaClientAcrossTwoModels) {
-  if (run_command("command -v node >/dev/null 2>&1").exit_code != 0) {
-    GTEST_SKIP() << "node is not installed: scripts/bootstrap.sh installs nodejs and npm";
-  }
+  COHORT_SKIP_WITHOUT_NODE();
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  ASSERT_TRUE(std::filesystem::is_directory(kJsDir + "/node_modules"))
-      << "no " << kJsDir << "/node_modules: run scripts/bootstrap.sh (it runs npm ci there)";
+  ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
   testing::TempDir dir;
   const std::string models = dir.file("models");
   ASSERT_TRUE(testing::make_two_models_dir(kBin, models));
@@ -37,11 +34,10 @@ TEST(NpmModels, OllamaClientAcrossTwoModels) {
                                 "1", "-c", "256", "--port", std::to_string(port)},
                                dir.file("serve.log"));
   ASSERT_TRUE(testing::wait_for_port(port, 20000)) << server.log();
-  const std::string cmd = "cd " + shell_quote(kJsDir) +
-                          " && COHORT_URL=http://127.0.0.1:" + std::to_string(port) +
-                          " COHORT_MODEL=stories260K.gguf COHORT_MODELS=stories260K.gguf,tiny.gguf"
-                          " timeout 120 node ollama_models.mjs 2>&1";
-  const testing::CommandResult r = run_command(cmd);
+  const testing::CommandResult r = run_command(testing::node_script_command(
+      kJsDir, port, "ollama_models.mjs",
+      {{"COHORT_MODEL", "stories260K.gguf"}, {"COHORT_MODELS", "stories260K.gguf,tiny.gguf"}},
+      120));
   EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- server log ---\n" << server.log();
   std::printf("%s", r.out.c_str());
   server.kill(SIGTERM);
