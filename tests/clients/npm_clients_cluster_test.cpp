@@ -1,9 +1,10 @@
-// Embeddings on a 2-node cluster through the real clients: `cohort serve` heading one
-// worker, next to a one-node `cohort serve` of the same file, and tests/js/embeddings.mjs
-// run against the cluster with COHORT_REF_URL naming the one-node server, so every check of
-// the script holds on the cluster and its vectors equal one node's (within the script's
-// kTolerance). stories260K split by tensor parallelism; a synthetic qwen3 Q8_0 model split
-// into a pipeline. (The one-node run of the script is NpmClients.Embeddings.)
+// The real clients against a 2-node cluster: `cohort serve` heading one worker, next to a
+// one-node `cohort serve` of the same file. The chat/completion/tool scripts of each SDK
+// (openai.mjs, anthropic.mjs, ollama.mjs: whole and streamed answers, tool round trips,
+// errors) run against the cluster, and embeddings.mjs with COHORT_REF_URL naming the one-node
+// server, so its vectors must equal one node's (within the script's kTolerance). stories260K
+// split by tensor parallelism; a synthetic qwen3 Q8_0 model split into a pipeline. (The
+// one-node runs of the scripts are NpmClients.*.)
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -26,14 +27,14 @@ using testing::run_command;
 const std::string kBin = COHORT_BINARY;
 const std::string kJsDir = COHORT_JS_DIR;
 
-class NpmEmbeddingsCluster : public ::testing::Test {
+class NpmClientsCluster : public ::testing::Test {
  protected:
   void SetUp() override {
     COHORT_SKIP_WITHOUT_NODE();
     ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
   }
 
-  // Serves `model` on one node and on two (`mode`), then runs the script on the cluster.
+  // Serves `model` on one node and on two (`mode`), then runs the scripts on the cluster.
   void run_on_two_nodes(const std::string& model, const std::string& mode) {
     const std::string key = dir_.file("k");
     ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
@@ -58,6 +59,12 @@ class NpmEmbeddingsCluster : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.out << "\n--- head log ---\n" << head.log();
     EXPECT_NE(r.out.find("cluster vs one node"), std::string::npos) << r.out;
     std::printf("%s", r.out.c_str());
+    for (const char* script : {"openai.mjs", "anthropic.mjs", "ollama.mjs"}) {
+      const testing::CommandResult c = run_command(
+          testing::node_script_command(kJsDir, head_port, script, {{"COHORT_MODEL", name}}, 300));
+      EXPECT_EQ(c.exit_code, 0) << script << ":\n" << c.out << "\n--- head log ---\n" << head.log();
+      std::printf("%s", c.out.c_str());
+    }
     head.kill(SIGTERM);
     one.kill(SIGTERM);
   }
@@ -65,12 +72,12 @@ class NpmEmbeddingsCluster : public ::testing::Test {
   testing::TempDir dir_;
 };
 
-TEST_F(NpmEmbeddingsCluster, StoriesTensorParallel) {
+TEST_F(NpmClientsCluster, StoriesTensorParallel) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   run_on_two_nodes(testing::kSharedData + "/models/stories260K.gguf", "tensor");
 }
 
-TEST_F(NpmEmbeddingsCluster, SyntheticQwen3Pipeline) {
+TEST_F(NpmClientsCluster, SyntheticQwen3Pipeline) {
   const std::string model = dir_.file("synth-qwen3.gguf");
   ASSERT_EQ(run_command(kBin + " synth --arch qwen3 --dim 128 --layers 4 --heads 4 --kv-heads 2 " +
                         "--ffn 256 --vocab 1024 --type q8_0 -o " + model + " 2>/dev/null")
