@@ -93,6 +93,10 @@ std::string expert_usage_text(const model::ExpertUsage& u) {
       total += u.at(l, e);
       unused += u.at(l, e) == 0;
     }
+    if (total == 0) {  // deepseek2's leading dense layers route nothing
+      s += format("  layer %3lld: no token routed (a dense layer)\n", (long long)l);
+      continue;
+    }
     std::stable_sort(order.begin(), order.end(),
                      [&](int64_t a, int64_t b) { return u.at(l, a) > u.at(l, b); });
     s += format("  layer %3lld: min %llu mean %.1f max %llu; unused %llu; busiest", (long long)l,

@@ -131,5 +131,20 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   EXPECT_EQ(jd["kv_bytes_per_token"], 800);
 }
 
+// The expert-usage table names a layer no token was routed to (a dense layer) as such,
+// and gives the others' spread and busiest experts.
+TEST(BenchReport, ExpertUsageTextNamesDenseLayers) {
+  model::ExpertUsage u;
+  u.layer_begin = 0;
+  u.n_layers = 2;
+  u.n_expert = 4;
+  u.tokens = {0, 0, 0, 0, 5, 0, 9, 2};
+  const std::string text = expert_usage_text(u);
+  EXPECT_NE(text.find("layer   0: no token routed (a dense layer)"), std::string::npos) << text;
+  EXPECT_NE(text.find("layer   1: min 0 mean 4.0 max 9; unused 1; busiest #2 (9) #0 (5) #3 (2)"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace cohort::runtime
