@@ -9,6 +9,7 @@
 #include "api/base64.h"
 #include "api/embedding_request.h"
 #include "api/json_body.h"
+#include "api/model_lookup.h"
 #include "api/ollama_error.h"
 #include "api/ollama_response.h"
 #include "api/openai_error.h"
@@ -52,13 +53,7 @@ HttpResponse openai_embeddings(runtime::ModelRegistry& models, const HttpRequest
   Result<EmbeddingParams> params = parse_openai_embedding_request(body.value(), &param);
   if (!params.is_ok()) return openai_error(400, params.status().message(), param);
   Result<runtime::ModelLease> lease = models.acquire(params->model);
-  if (!lease.is_ok()) {
-    if (lease.status().code() == StatusCode::kNotFound) {
-      return openai_error(404, "the model '" + params->model + "' does not exist", "model",
-                          "model_not_found");
-    }
-    return openai_error(http_status_for(lease.status()), lease.status().message(), "model");
-  }
+  if (!lease.is_ok()) return openai_lookup_error(lease.status(), params->model);
   runtime::Engine& engine = **lease;
   const Status ok = check_engine(engine, *params);
   if (!ok.is_ok()) return openai_failure(ok, "dimensions");
@@ -89,12 +84,7 @@ HttpResponse ollama_embeddings(runtime::ModelRegistry& models, const HttpRequest
                                           : parse_ollama_embed_request(body.value(), &param);
   if (!params.is_ok()) return ollama_error(400, params.status().message());
   Result<runtime::ModelLease> lease = models.acquire(params->model);
-  if (!lease.is_ok()) {
-    if (lease.status().code() == StatusCode::kNotFound) {
-      return ollama_error(404, "model '" + params->model + "' not found");
-    }
-    return ollama_error(http_status_for(lease.status()), lease.status().message());
-  }
+  if (!lease.is_ok()) return ollama_lookup_error(lease.status(), params->model);
   runtime::Engine& engine = **lease;
   const Status ok = check_engine(engine, *params);
   if (!ok.is_ok()) return ollama_error(status_for(ok), ok.message());

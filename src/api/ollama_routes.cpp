@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_body.h"
+#include "api/model_lookup.h"
 #include "api/ollama_error.h"
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
@@ -22,10 +23,6 @@ using nlohmann::json;
 
 HttpResponse engine_error(const Status& st) {
   return ollama_error(http_status_for(st), st.message());
-}
-
-HttpResponse model_not_found(const std::string& model) {
-  return ollama_error(404, "model '" + model + "' not found");
 }
 
 // Runs the generation, streaming lines through `w` when set; returns the last line (or, not
@@ -77,17 +74,11 @@ Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w
   return last;
 }
 
-// A failed registry lookup (or load) as Ollama's error.
-HttpResponse lookup_error(const Status& st, const std::string& model) {
-  if (st.code() == StatusCode::kNotFound) return model_not_found(model);
-  return ollama_error(http_status_for(st), st.message());
-}
-
 // A request without a prompt or messages: load the model, or unload it with keep_alive 0.
 HttpResponse load_or_unload(runtime::ModelRegistry& models, const OllamaParams& p, bool chat) {
   const bool unload = p.keep_alive_ms && *p.keep_alive_ms == 0;
   const Status st = unload ? models.unload(p.model) : models.load(p.model, p.keep_alive_ms);
-  if (!st.is_ok()) return lookup_error(st, p.model);
+  if (!st.is_ok()) return ollama_lookup_error(st, p.model);
   return json_response(200, ollama_loaded(p.model, chat, unload ? "unload" : "load"));
 }
 
@@ -98,7 +89,7 @@ HttpResponse generate(runtime::ModelRegistry& models, const HttpRequest& req, bo
   if (!p.is_ok()) return ollama_error(400, p.status().message());
   if (p->load_only) return load_or_unload(models, *p, chat);
   Result<runtime::ModelLease> lease = models.acquire(p->model, p->keep_alive_ms);
-  if (!lease.is_ok()) return lookup_error(lease.status(), p->model);
+  if (!lease.is_ok()) return ollama_lookup_error(lease.status(), p->model);
   runtime::Engine& engine = **lease;
   if (!engine.ready()) return ollama_error(503, "the model is still loading");
   if (p->render) {
@@ -137,7 +128,7 @@ HttpResponse show(runtime::ModelRegistry& models, const HttpRequest& req, int64_
   if (name.empty()) return ollama_error(400, "model is required");
   // The template and details come from the loaded model: show loads it (as a request would).
   Result<runtime::ModelLease> lease = models.acquire(name);
-  if (!lease.is_ok()) return lookup_error(lease.status(), name);
+  if (!lease.is_ok()) return ollama_lookup_error(lease.status(), name);
   return json_response(200, ollama_show((*lease)->model_name(), (*lease)->model_info(), modified));
 }
 

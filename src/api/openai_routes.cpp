@@ -41,20 +41,10 @@ HttpResponse models_list(runtime::ModelRegistry& models, int64_t created) {
   return json_response(200, {{"object", "list"}, {"data", std::move(data)}});
 }
 
-HttpResponse model_not_found(const std::string& model) {
-  return openai_error(404, "the model '" + model + "' does not exist", "model", "model_not_found");
-}
-
-// A failed registry lookup (or load) as OpenAI's error.
-HttpResponse lookup_error(const Status& st, const std::string& model) {
-  if (st.code() == StatusCode::kNotFound) return model_not_found(model);
-  return openai_error(http_status_for(st), st.message(), "model");
-}
-
 HttpResponse one_model(runtime::ModelRegistry& models, int64_t created, const HttpRequest& req) {
   const std::string id = req.path.substr(std::string("/v1/models/").size());
   Result<runtime::ModelStatus> m = models.find(id);
-  if (!m.is_ok()) return lookup_error(m.status(), id);
+  if (!m.is_ok()) return openai_lookup_error(m.status(), id);
   return json_response(200, model_object(*m, created));
 }
 
@@ -69,9 +59,9 @@ HttpResponse load_or_unload(runtime::ModelRegistry& models, int64_t created,
   }
   id.resize(slash);
   const Status st = action == "load" ? models.load(id) : models.unload(id);
-  if (!st.is_ok()) return lookup_error(st, id);
+  if (!st.is_ok()) return openai_lookup_error(st, id);
   Result<runtime::ModelStatus> m = models.find(id);
-  if (!m.is_ok()) return lookup_error(m.status(), id);
+  if (!m.is_ok()) return openai_lookup_error(m.status(), id);
   return json_response(200, model_object(*m, created));
 }
 
@@ -106,7 +96,7 @@ HttpResponse completions(runtime::ModelRegistry& models, const HttpRequest& req)
   Result<CompletionParams> params = parse_completion_request(body.value(), &param);
   if (!params.is_ok()) return openai_error(400, params.status().message(), param);
   Result<runtime::ModelLease> lease = models.acquire(params->model);
-  if (!lease.is_ok()) return lookup_error(lease.status(), params->model);
+  if (!lease.is_ok()) return openai_lookup_error(lease.status(), params->model);
   runtime::Engine& engine = **lease;
   OpenAiStream s;
   s.chat = false;
@@ -125,7 +115,7 @@ HttpResponse chat_completions(runtime::ModelRegistry& models, const HttpRequest&
   Result<ChatParams> params = parse_chat_request(body.value(), &param);
   if (!params.is_ok()) return openai_error(400, params.status().message(), param);
   Result<runtime::ModelLease> lease = models.acquire(params->model);
-  if (!lease.is_ok()) return lookup_error(lease.status(), params->model);
+  if (!lease.is_ok()) return openai_lookup_error(lease.status(), params->model);
   runtime::Engine& engine = **lease;
   if (!engine.ready()) return openai_error(503, "the model is still loading");
   const std::optional<ToolFormat> tools = apply_tools(
