@@ -67,11 +67,13 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size() * 2));
 }
 
-// A prefill-shaped product, 64 rows x 2048 columns x 64 tokens on one thread (weights in
-// cache: this measures compute), through gemm or, with per_pair, a vec_dot per (row,
-// token) as matmul did before gemm. Counts 2 FLOP per multiply-add.
+// A prefill-shaped product on one thread, through gemm or, with per_pair, a vec_dot per
+// (row, token) as matmul did before gemm. Counts 2 FLOP per multiply-add. Arguments: rows,
+// columns, tokens. 64 x 2048 x 64 keeps the weights in L2 (compute alone); 256 x 8192 x
+// 128 is one thread's share of a 1B model's FFN down projection for a 128-token prompt
+// (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets).
 void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, bool per_pair) {
-  const int64_t cols = 2048, rows = 64, tokens = 64;
+  const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
   const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];
   const size_t rb = row_bytes(type, cols), ab = row_bytes(ops.vec_dot_type, cols);
   Rng rng(3);
@@ -122,8 +124,12 @@ int register_all() {
     for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
       if (kt->types[static_cast<uint32_t>(t)].gemm == nullptr) continue;
       const std::string suffix = std::string(kt->isa) + "/" + std::string(dtype_name(t));
-      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, false);
-      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t, true);
+      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, false)
+          ->Args({64, 2048, 64})
+          ->Args({256, 2048, 128})
+          ->Args({256, 8192, 128});
+      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t, true)
+          ->Args({64, 2048, 64});
     }
     benchmark::RegisterBenchmark((std::string("attention_f16/") + kt->isa).c_str(), bm_attention,
                                  kt)

@@ -104,7 +104,7 @@ struct Problem {
 };
 
 std::vector<int64_t> lengths(DType t) {
-  if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32};
+  if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32, 4096 + 13};
   if (is_k_quant(t)) return {256, 768, 4096 + 256};
   return {32, 96, 288, 4096 + 32};
 }
@@ -176,6 +176,25 @@ TEST(Gemm, ResultsDoNotDependOnTheRanges) {
           EXPECT_TRUE(std::isnan(one[i])) << k->isa << " " << dtype_name(t) << " at " << i;
         }
       }
+    }
+  }
+}
+
+// A prompt's tokens (many per call: the prompt paths, e.g. F16's cache-blocked form for long
+// rows) get the same bits as each token alone (the decode path), so batching never changes
+// a token's result. Long rows with a tail, more rows than one row block.
+TEST(Gemm, PromptCallEqualsOneTokenAtATime) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      const int64_t n = t == DType::kF16 ? 8192 + 37 : is_k_quant(t) ? 8192 : 8192 + 32;
+      const int64_t rows = 53, tokens = 13;
+      const Problem p(t, n, rows, tokens, 5, 1.0f);
+      std::vector<float> prompt(p.y_size(), NAN), single(p.y_size(), NAN);
+      const TypeOps& ops = ops_of(*k, t);
+      ops.gemm(p.args(prompt.data()), 0, rows, 0, tokens);
+      for (int64_t j = 0; j < tokens; ++j) ops.gemm(p.args(single.data()), 0, rows, j, j + 1);
+      EXPECT_EQ(std::memcmp(prompt.data(), single.data(), prompt.size() * sizeof(float)), 0)
+          << k->isa << " " << dtype_name(t);
     }
   }
 }
