@@ -207,8 +207,10 @@ struct alignas(32) Lanes {
 // Accumulates columns [k0, k0 + kl) of rows rb + i0 .. rb + i0 + R - 1 (panel rows i0..) and
 // tokens t .. t + T - 1 into their buffered accumulators (acc + row * tokens + token).
 template <int R, int T>
-inline void f16_chunk_tile(const float* panel, const GemmArgs& g, int64_t i0, int64_t t, int64_t t0,
-                           int64_t k0, int64_t kl, Lanes* accbuf, int64_t tokens) {
+__attribute__((always_inline)) inline void f16_chunk_tile(const float* panel, const GemmArgs& g,
+                                                          int64_t i0, int64_t t, int64_t t0,
+                                                          int64_t k0, int64_t kl, Lanes* accbuf,
+                                                          int64_t tokens) {
   const float* w[R];
   const float* a[T];
   for (int i = 0; i < R; ++i) w[i] = panel + (i0 + i) * kKChunk;
