@@ -74,6 +74,17 @@ void add_synth_command(CLI::App& app, Runner* runner) {
                   "deepseek2: groups the router may choose from per token");
   cmd->add_flag("!--softmax-gating", c.sigmoid_gating,
                 "deepseek2: softmax router scores (V2) instead of sigmoid (V3)");
+  cmd->add_option("--rope-scaling", c.rope_scaling,
+                  "Rope scaling metadata: none, linear or yarn (needs --rope-factor)")
+      ->check(CLI::IsMember({"none", "linear", "yarn"}));
+  cmd->add_option("--rope-factor", c.rope_factor, "Rope scaling factor (context extension)");
+  cmd->add_option("--rope-orig-ctx", c.rope_orig_ctx,
+                  "yarn: original context length (default ctx / factor)");
+  cmd->add_option("--yarn-log-mul", c.yarn_log_mul,
+                  "deepseek2 yarn: rope.scaling.yarn_log_multiplier (V3 and K2: 0.1)");
+  cmd->add_flag("--split-kv-b", c.split_kv_b,
+                "deepseek2: per-head attn_k_b/attn_v_b (llama.cpp's 2025 conversion) instead of "
+                "attn_kv_b");
   cmd->add_option("--vocab", c.n_vocab, "Vocabulary size");
   cmd->add_option("--ctx", c.n_ctx, "Trained context length");
   cmd->add_option("--type", a->type,

@@ -67,26 +67,92 @@ Status read_experts(const format::GgufFile& f, const std::string& arch, HParams*
   return Status::ok();
 }
 
-// llama.cpp's 2025 MLA conversion splits attn_kv_b into attn_k_b/attn_v_b and rewrites
-// key/value lengths to the latent's (key_length_mla holds the per-head ones): refused.
-Status refuse_split_kv_b(const format::GgufFile& f, const std::string& arch) {
-  if (!f.get_int(arch + ".attention.key_length_mla") && !f.find_tensor("blk.0.attn_k_b.weight"))
+// llama.cpp's 2025 MLA conversion splits attn_kv_b into per-head attn_k_b/attn_v_b
+// (model/weights.h) and rewrites key_length/value_length to the latent's (kv_lora_rank +
+// n_rot and kv_lora_rank, as its cache sees them) and head_count_kv to 1, moving the
+// per-head lengths to key_length_mla/value_length_mla. Reads the per-head ones from either
+// form into head_dim and v_head_dim (n_rot and kv_lora_rank already read).
+Status read_mla_head_lengths(const format::GgufFile& f, const std::string& arch, HParams* hp) {
+  if (!f.get_int(arch + ".attention.key_length_mla")) {
+    if (f.find_tensor("blk.0.attn_k_b.weight")) {
+      return bad(f,
+                 "attn_k_b without attention.key_length_mla: the per-head key length of "
+                 "split attn_k_b/attn_v_b files is unknown");
+    }
+    COHORT_ASSIGN_OR_RETURN(hp->head_dim, read_int(f, arch, "attention.key_length", 2, 4096));
+    COHORT_ASSIGN_OR_RETURN(hp->v_head_dim, read_int(f, arch, "attention.value_length", 1, 4096));
     return Status::ok();
-  return Status::unsupported(
-      "model: " + f.name() +
-      ": deepseek2 GGUF with attn_k_b/attn_v_b (split kv_b) is not supported; convert "
-      "with attn_kv_b whole (llama.cpp conversions before the MLA split)");
+  }
+  COHORT_ASSIGN_OR_RETURN(hp->head_dim, read_int(f, arch, "attention.key_length_mla", 2, 4096));
+  COHORT_ASSIGN_OR_RETURN(hp->v_head_dim, read_int(f, arch, "attention.value_length_mla", 1, 4096));
+  const int64_t latent_k = hp->kv_lora_rank + hp->n_rot;
+  COHORT_ASSIGN_OR_RETURN(int64_t k_len,
+                          read_int(f, arch, "attention.key_length", 1, 1 << 17, latent_k));
+  COHORT_ASSIGN_OR_RETURN(
+      int64_t v_len, read_int(f, arch, "attention.value_length", 1, 1 << 17, hp->kv_lora_rank));
+  if (k_len != latent_k || v_len != hp->kv_lora_rank) {
+    return bad(f,
+               "with key_length_mla, key_length/value_length must be the latent's "
+               "(kv_lora_rank + rope dims, kv_lora_rank)");
+  }
+  return Status::ok();
+}
+
+// "<arch>.rope.scaling.*" (after context_length): see HParams::rope_scaling.
+Status read_rope_scaling(const format::GgufFile& f, const std::string& arch, HParams* hp) {
+  const std::string k = arch + ".rope.scaling.";
+  const std::optional<std::string_view> type = f.get_string(k + "type");
+  if (!type || *type == "none") return Status::ok();
+  if (*type == "linear") {
+    hp->rope_scaling = RopeScaling::kLinear;
+  } else if (*type == "yarn") {
+    hp->rope_scaling = RopeScaling::kYarn;
+  } else {
+    return Status::unsupported("model: " + f.name() + ": rope scaling '" + std::string(*type) +
+                               "' is not supported (none, linear, yarn are)");
+  }
+  const std::optional<double> factor = f.get_float(k + "factor");
+  if (!factor || !(*factor >= 1 && *factor <= 1e4))
+    return bad(f, "rope.scaling.factor missing or outside [1, 10000]");
+  hp->rope_factor = static_cast<float>(*factor);
+  if (hp->rope_scaling != RopeScaling::kYarn) return Status::ok();
+  COHORT_ASSIGN_OR_RETURN(
+      hp->rope_orig_ctx,
+      read_int(f, arch, "rope.scaling.original_context_length", 1, 1 << 24, hp->n_ctx_train));
+  auto read_positive = [&](const char* key, float* out) -> Status {
+    const std::optional<double> v = f.get_float(k + key);
+    if (!v) return Status::ok();
+    if (!(*v > 0 && *v < 1e4)) return bad(f, "rope.scaling." + std::string(key) + " out of range");
+    *out = static_cast<float>(*v);
+    return Status::ok();
+  };
+  COHORT_RETURN_IF_ERROR(read_positive("yarn_beta_fast", &hp->yarn_beta_fast));
+  COHORT_RETURN_IF_ERROR(read_positive("yarn_beta_slow", &hp->yarn_beta_slow));
+  if (!(hp->yarn_beta_fast > hp->yarn_beta_slow))
+    return bad(f, "rope.scaling.yarn_beta_fast must exceed yarn_beta_slow");
+  if (const std::optional<double> m = f.get_float(k + "yarn_log_multiplier")) {
+    // Outside deepseek2, llama.cpp reads it with other conventions: refused, not guessed.
+    if (hp->arch != Arch::kDeepseek2 && *m != 0)
+      return Status::unsupported("model: " + f.name() +
+                                 ": rope.scaling.yarn_log_multiplier is supported for "
+                                 "deepseek2 only");
+    if (!(*m >= 0 && *m < 10)) return bad(f, "rope.scaling.yarn_log_multiplier out of range");
+    hp->yarn_log_mul = static_cast<float>(*m);
+  }
+  return Status::ok();
 }
 
 // deepseek2's latent attention and routing keys (after read_experts).
 Status read_deepseek2(const format::GgufFile& f, const std::string& arch, HParams* hp) {
   hp->n_kv_heads = hp->n_heads;
-  COHORT_ASSIGN_OR_RETURN(hp->head_dim, read_int(f, arch, "attention.key_length", 2, 4096));
-  COHORT_ASSIGN_OR_RETURN(hp->v_head_dim, read_int(f, arch, "attention.value_length", 1, 4096));
-  COHORT_ASSIGN_OR_RETURN(hp->n_rot,
-                          read_int(f, arch, "rope.dimension_count", 2, hp->head_dim - 1));
+  COHORT_ASSIGN_OR_RETURN(hp->n_rot, read_int(f, arch, "rope.dimension_count", 2, 4096));
   COHORT_ASSIGN_OR_RETURN(hp->kv_lora_rank,
                           read_int(f, arch, "attention.kv_lora_rank", 1, 1 << 16));
+  COHORT_RETURN_IF_ERROR(read_mla_head_lengths(f, arch, hp));
+  if (hp->n_rot >= hp->head_dim) {
+    return bad(f, "rope.dimension_count " + std::to_string(hp->n_rot) +
+                      " leaves no unroped key dims of " + std::to_string(hp->head_dim));
+  }
   COHORT_ASSIGN_OR_RETURN(hp->q_lora_rank,
                           read_int(f, arch, "attention.q_lora_rank", 0, 1 << 16, 0));
   COHORT_ASSIGN_OR_RETURN(hp->n_leading_dense,
@@ -133,7 +199,6 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
     hp.arch = Arch::kQwen3Moe;
   } else if (arch == "deepseek2") {
     hp.arch = Arch::kDeepseek2;
-    COHORT_RETURN_IF_ERROR(refuse_split_kv_b(f, arch));
   } else {
     return Status::unsupported("model: " + f.name() + ": architecture '" + arch +
                                "' is not supported (llama, qwen2, qwen3, qwen3moe, deepseek2 are)");
@@ -173,16 +238,7 @@ Result<HParams> HParams::from_gguf(const format::GgufFile& f) {
     if (!(*base > 1)) return bad(f, "rope.freq_base must be > 1");
     hp.rope_base = static_cast<float>(*base);
   }
-  if (auto type = f.get_string(arch + ".rope.scaling.type")) {
-    if (*type == "linear") {
-      auto factor = f.get_float(arch + ".rope.scaling.factor");
-      if (!factor || !(*factor >= 1)) return bad(f, "rope.scaling.factor missing or < 1");
-      hp.rope_linear_scale = static_cast<float>(*factor);
-    } else if (*type != "none") {
-      return Status::unsupported("model: " + f.name() + ": rope scaling '" + std::string(*type) +
-                                 "' is not supported");
-    }
-  }
+  COHORT_RETURN_IF_ERROR(read_rope_scaling(f, arch, &hp));
   // deepseek2 rotates adjacent pairs, as llama does (llama.cpp's rope type "norm").
   hp.rope_style = hp.arch == Arch::kLlama || hp.arch == Arch::kDeepseek2
                       ? kernels::RopeStyle::kNormal
@@ -229,6 +285,14 @@ std::string HParams::summary() const {
           ? (" experts=" + std::to_string(n_expert_used) + "/" + std::to_string(n_expert)).c_str()
           : "");
   std::string s = buf;
+  if (rope_scaling == RopeScaling::kLinear) {
+    std::snprintf(buf, sizeof(buf), " rope_linear=%g", rope_factor);
+    s += buf;
+  } else if (rope_scaling == RopeScaling::kYarn) {
+    std::snprintf(buf, sizeof(buf), " yarn=%g orig_ctx=%lld beta=%g/%g log_mul=%g", rope_factor,
+                  (long long)rope_orig_ctx, yarn_beta_fast, yarn_beta_slow, yarn_log_mul);
+    s += buf;
+  }
   if (is_mla()) {
     std::snprintf(buf, sizeof(buf),
                   " mla q_lora=%lld kv_lora=%lld v_dim=%lld shared=%lld dense_layers=%lld "

@@ -29,6 +29,10 @@ enum class Gating { kSoftmax = 1, kSigmoid = 2 };
 // uses every token; embedding models trained on the last token (Qwen3-Embedding) say so.
 enum class Pooling { kMean, kFirst, kLast };
 
+// Rope context extension ("<arch>.rope.scaling.type"): none, linear (positions divided by
+// the factor) or YaRN (model/rope.h: per-frequency interpolation, magnitude correction).
+enum class RopeScaling { kNone, kLinear, kYarn };
+
 const char* arch_name(Arch a);
 
 struct HParams {
@@ -44,7 +48,17 @@ struct HParams {
   int64_t n_rot = 0;  // rotary dimensions per head (<= head_dim)
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
-  float rope_linear_scale = 1.0f;  // "linear" rope scaling: positions divided by this
+  // Rope scaling: its kind and factor (rope.scaling.factor; 1 when none). YaRN also reads
+  // the original context (rope.scaling.original_context_length, else context_length), the
+  // ramp's rotation counts beta_fast/beta_slow (rope.scaling.yarn_beta_fast/_slow, default
+  // 32 and 1) and, for deepseek2 only, rope.scaling.yarn_log_multiplier as GGUF stores it
+  // (llama.cpp's converter writes 0.1 x HF's mscale_all_dim): the softmax scale's mscale.
+  RopeScaling rope_scaling = RopeScaling::kNone;
+  float rope_factor = 1.0f;
+  int64_t rope_orig_ctx = 0;
+  float yarn_beta_fast = 32.0f;
+  float yarn_beta_slow = 1.0f;
+  float yarn_log_mul = 0.0f;
   kernels::RopeStyle rope_style = kernels::RopeStyle::kNormal;
   bool has_qkv_bias = false;     // qwen2
   bool has_qk_norm = false;      // qwen3

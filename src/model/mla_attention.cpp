@@ -5,6 +5,7 @@
 
 #include "core/fp16.h"
 #include "kernels/matmul.h"
+#include "model/rope.h"
 
 namespace cohort::model {
 namespace {
@@ -18,6 +19,44 @@ const float* cache_row(const KvCache& kv, const void* layer_base, int64_t pos, f
   return buf;
 }
 
+// The rows of every matrix of heads, one after another, as f32.
+std::vector<float> dequantize_heads(const kernels::KernelTable& kt,
+                                    const std::vector<kernels::WeightMatrix>& heads) {
+  std::vector<float> out;
+  for (const kernels::WeightMatrix& m : heads) {
+    const auto& ops = kt.types[static_cast<uint32_t>(m.type)];
+    const size_t at = out.size();
+    out.resize(at + m.rows * m.cols);
+    for (int64_t i = 0; i < m.rows; ++i)
+      ops.to_float(static_cast<const uint8_t*>(m.data) + i * m.row_stride, &out[at + i * m.cols],
+                   m.cols);
+  }
+  return out;
+}
+
+// attn_kv_b's rows of n_heads heads, each [k_nope | v] x kv_lora, into the per-head
+// matrices the split form holds: ka [head][kv_lora][qk_nope] (the K half transposed),
+// vu [head][v_head_dim][kv_lora].
+void split_kv_b(const kernels::KernelTable& kt, const HParams& hp, int64_t n_heads,
+                const kernels::WeightMatrix& kv_b, std::vector<float>* ka, std::vector<float>* vu) {
+  const int64_t r = hp.kv_lora_rank, nope = hp.qk_nope(), vd = hp.v_head_dim;
+  const auto& ops = kt.types[static_cast<uint32_t>(kv_b.type)];
+  std::vector<float> row(r);
+  ka->assign(n_heads * r * nope, 0.f);
+  vu->assign(n_heads * vd * r, 0.f);
+  for (int64_t h = 0; h < n_heads; ++h) {
+    for (int64_t i = 0; i < nope + vd; ++i) {
+      const int64_t w_row = h * (nope + vd) + i;
+      ops.to_float(static_cast<const uint8_t*>(kv_b.data) + w_row * kv_b.row_stride, row.data(), r);
+      if (i < nope) {
+        for (int64_t c = 0; c < r; ++c) (*ka)[(h * r + c) * nope + i] = row[c];
+      } else {
+        std::copy(row.begin(), row.end(), &(*vu)[(h * vd + i - nope) * r]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 MlaAttention::MlaAttention(const HParams& hp, const ShardSpec& shard,
@@ -28,26 +67,18 @@ MlaAttention::MlaAttention(const HParams& hp, const ShardSpec& shard,
       kt_(kt),
       pool_(pool),
       dot_(kt.types[static_cast<uint32_t>(DType::kF32)].vec_dot) {
-  const int64_t r = hp.kv_lora_rank, nope = hp.qk_nope(), vd = hp.v_head_dim;
-  std::vector<float> row(r);
   for (const LayerWeights& L : layers) {
-    std::vector<float> ka(n_heads_ * r * nope), vu(n_heads_ * vd * r);
-    const auto& ops = kt.types[static_cast<uint32_t>(L.wkv_b.type)];
-    for (int64_t h = 0; h < n_heads_; ++h) {
-      for (int64_t i = 0; i < nope + vd; ++i) {
-        const int64_t w_row = h * (nope + vd) + i;
-        ops.to_float(static_cast<const uint8_t*>(L.wkv_b.data) + w_row * L.wkv_b.row_stride,
-                     row.data(), r);
-        if (i < nope) {  // K half, stored transposed: latent index major
-          for (int64_t c = 0; c < r; ++c) ka[(h * r + c) * nope + i] = row[c];
-        } else {
-          std::copy(row.begin(), row.end(), &vu[(h * vd + i - nope) * r]);
-        }
-      }
+    std::vector<float> ka, vu;
+    if (!L.wk_b.empty()) {
+      ka = dequantize_heads(kt, L.wk_b);
+      vu = dequantize_heads(kt, L.wv_b);
+    } else {
+      split_kv_b(kt, hp, n_heads_, L.wkv_b, &ka, &vu);
     }
     k_absorb_.push_back(std::move(ka));
     v_up_.push_back(std::move(vu));
   }
+  const int64_t r = hp.kv_lora_rank;
   q_a_.assign(max_batch * std::max<int64_t>(hp.q_lora_rank, 1), 0.f);
   q_.assign(max_batch * n_heads_ * hp.head_dim, 0.f);
   kv_a_.assign(max_batch * (r + hp.n_rot), 0.f);
@@ -70,7 +101,7 @@ void MlaAttention::attend(int64_t layer, int64_t t, int64_t h, const KvCache& kv
   const float* ka = &k_absorb_[layer][h * r * nope];
   for (int64_t c = 0; c < r; ++c) q_lat[c] = dot(q, ka + c * nope, nope);
   const void* base = kv.k(layer);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+  const float scale = attention_scale(hp_);
   for (int64_t u = 0; u <= pos; ++u) {
     const float* row = cache_row(kv, base, u, buf);
     score[u] = (dot(q_lat, row, r) + dot(q + nope, row + r, rope)) * scale;

@@ -7,7 +7,8 @@
 // sum into the head's output. A decode step thus reads each cached position once per head
 // at kv_lora_rank + n_rot values, never re-expanding keys and values for the whole cache.
 //
-// The absorbed matrices are this rank's attn_kv_b rows dequantized to f32 at creation
+// The absorbed matrices are this rank's attn_kv_b rows (or its heads of attn_k_b and
+// attn_v_b, the split form of the same matrices) dequantized to f32 at creation
 // (heads x (qk_nope + v_head_dim) x kv_lora_rank floats per layer: 64 MiB per layer for
 // DeepSeek V3's whole 128 heads on one node).
 //
@@ -36,7 +37,8 @@ struct MlaRows {
 
 class MlaAttention {
  public:
-  // layers: the shard's bound layers (their attn_kv_b is dequantized here).
+  // layers: the shard's bound layers (their attn_kv_b or attn_k_b/attn_v_b is dequantized
+  // here).
   MlaAttention(const HParams& hp, const ShardSpec& shard, const std::vector<LayerWeights>& layers,
                int64_t max_batch, const kernels::KernelTable& kt, ThreadPool& pool);
 

@@ -92,8 +92,23 @@ Status check_deepseek2(const SynthConfig& c) {
   return Status::ok();
 }
 
+Status check_rope_scaling(const SynthConfig& c) {
+  auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
+  if (c.rope_scaling == "none") return Status::ok();
+  if (c.rope_scaling != "linear" && c.rope_scaling != "yarn")
+    return bad("--rope-scaling must be none, linear or yarn");
+  if (!(c.rope_factor >= 1 && c.rope_factor <= 1e4))
+    return bad("--rope-factor must be within [1, 10000] with --rope-scaling");
+  if (c.rope_orig_ctx < 0) return bad("--rope-orig-ctx must be >= 0");
+  if (c.yarn_log_mul < 0 || c.yarn_log_mul >= 10) return bad("--yarn-log-mul must be in [0, 10)");
+  if (c.yarn_log_mul != 0 && (c.rope_scaling != "yarn" || c.arch != "deepseek2"))
+    return bad("--yarn-log-mul needs --rope-scaling yarn and --arch deepseek2");
+  return Status::ok();
+}
+
 Status check(const SynthConfig& c) {
   auto bad = [](const std::string& m) { return Status::invalid_argument("synth: " + m); };
+  COHORT_RETURN_IF_ERROR(check_rope_scaling(c));
   if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3" && c.arch != "qwen3moe" &&
       c.arch != "deepseek2")
     return bad("--arch must be llama, qwen2, qwen3, qwen3moe or deepseek2");
@@ -129,6 +144,19 @@ DType storage_type(DType wanted, int64_t row_len, const std::string& name) {
   return fallback;
 }
 
+void add_rope_scaling_metadata(const SynthConfig& c, format::GgufWriter& w) {
+  if (c.rope_scaling == "none") return;
+  const std::string k = c.arch + ".rope.scaling.";
+  w.set_string(k + "type", c.rope_scaling);
+  w.set_f32(k + "factor", c.rope_factor);
+  if (c.rope_scaling != "yarn") return;
+  const int64_t orig = c.rope_orig_ctx
+                           ? c.rope_orig_ctx
+                           : std::max<int64_t>(1, static_cast<int64_t>(c.n_ctx / c.rope_factor));
+  w.set_u32(k + "original_context_length", static_cast<uint32_t>(orig));
+  if (c.yarn_log_mul != 0) w.set_f32(k + "yarn_log_multiplier", c.yarn_log_mul);
+}
+
 void add_deepseek2_metadata(const SynthConfig& c, format::GgufWriter& w) {
   const std::string a = "deepseek2.";
   w.set_u32(a + "attention.q_lora_rank", static_cast<uint32_t>(c.q_lora_rank));
@@ -162,14 +190,24 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
             static_cast<uint32_t>(mixtral && c.expert_ffn_dim ? c.expert_ffn_dim : c.ffn_dim));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
   const bool ds2 = a == "deepseek2";
-  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(ds2 ? c.n_heads : c.n_kv_heads));
-  if (c.head_dim || ds2) {
+  const bool split = ds2 && c.split_kv_b;
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(split ? 1
+                                                                  : ds2 ? c.n_heads
+                                                                        : c.n_kv_heads));
+  const int64_t vd = ds2 && c.v_dim ? c.v_dim : hd;
+  if (split) {  // the latent's lengths, as the split conversion's cache sees them
+    w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(c.kv_lora_rank + rope_dim_of(c)));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(c.kv_lora_rank));
+    w.set_u32(a + ".attention.key_length_mla", static_cast<uint32_t>(hd));
+    w.set_u32(a + ".attention.value_length_mla", static_cast<uint32_t>(vd));
+  } else if (c.head_dim || ds2) {
     w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(hd));
-    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(ds2 && c.v_dim ? c.v_dim : hd));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(vd));
   }
   w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(ds2 ? rope_dim_of(c) : hd));
   w.set_f32(a + ".rope.freq_base", a == "llama" || ds2 ? 10000.0f : 1000000.0f);
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  add_rope_scaling_metadata(c, w);
   if (ds2) add_deepseek2_metadata(c, w);
   w.set_u32(a + ".vocab_size", static_cast<uint32_t>(c.n_vocab));
   const bool moe = c.n_expert > 0;
@@ -198,12 +236,14 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
   // Weights ~ N(0, std^2), each tensor from its own seed so files are reproducible and
   // tensors independent of the order they are written in. The output projection is larger
   // than the rest so that logits are peaked (top-1 is meaningful when comparing types).
-  int64_t n_tensors = 0, done = 0;
+  // n_seeds numbers the random tensors (a split attn_kv_b is one, written as two).
+  int64_t n_tensors = 0, n_seeds = 0, done = 0;
   // n_mats > 0: a stack of n_mats [rows][cols] matrices (a layer's experts).
   auto add_matrix = [&](const std::string& name, int64_t rows, int64_t cols, float stddev,
                         DType type, int64_t n_mats = 0) {
     const DType t = storage_type(type, cols, name);
-    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
+    ++n_tensors;
+    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_seeds++);
     std::vector<int64_t> shape{cols, rows};
     if (n_mats) shape.push_back(n_mats);
     const int64_t all_rows = rows * std::max<int64_t>(n_mats, 1);
@@ -219,13 +259,49 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
     });
   };
   auto add_vector = [&](const std::string& name, int64_t n, float mean, float spread) {
-    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_tensors++);
+    ++n_tensors;
+    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_seeds++);
     w.add_tensor(name, DType::kF32, {n}, [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
       Rng rng(seed);
       auto* f = reinterpret_cast<float*>(dst);
       for (int64_t i = 0; i < n; ++i) f[i] = mean + spread * rng.uniform_f32(-1.f, 1.f);
       if (progress) progress(++done, n_tensors);
     });
+  };
+
+  // attn_kv_b ([heads x (nope + vd)][r], as add_matrix would draw it) split per head into
+  // attn_k_b {nope, r, heads} (each head's K rows transposed) and attn_v_b {r, vd, heads}.
+  auto add_split_kv_b = [&](const std::string& p, int64_t nope, int64_t vd_, int64_t r,
+                            float stddev) {
+    const int64_t H = c.n_heads;
+    const uint64_t seed = c.seed * 1000003u + static_cast<uint64_t>(n_seeds++);
+    auto kv_b = [=] {
+      Rng rng(seed);
+      std::vector<float> m(H * (nope + vd_) * r);
+      for (float& v : m) v = rng.normal() * stddev;
+      return m;
+    };
+    auto write = [&](const std::string& name, int64_t rows, int64_t cols, auto element) {
+      const DType t = storage_type(c.type, cols, name);
+      ++n_tensors;
+      w.add_tensor(name, t, {cols, rows, H},
+                   [=, &done, &n_tensors, &progress](uint8_t* dst, uint64_t) {
+                     const std::vector<float> kv = kv_b();
+                     std::vector<float> row(cols);
+                     const size_t rb = row_bytes(t, cols);
+                     for (int64_t h = 0; h < H; ++h)
+                       for (int64_t i = 0; i < rows; ++i) {
+                         for (int64_t j = 0; j < cols; ++j) row[j] = kv[element(h, i, j)];
+                         quantize_row(t, row.data(), dst + (h * rows + i) * rb, cols);
+                       }
+                     if (progress) progress(++done, n_tensors);
+                   });
+    };
+    // kv_b element (row, col) is at row * r + col; head h's rows start at h * (nope + vd).
+    write(p + "attn_k_b.weight", r, nope,
+          [=](int64_t h, int64_t c_, int64_t i) { return (h * (nope + vd_) + i) * r + c_; });
+    write(p + "attn_v_b.weight", vd_, r,
+          [=](int64_t h, int64_t j, int64_t c_) { return (h * (nope + vd_) + nope + j) * r + c_; });
   };
 
   const float s_in = 1.0f / std::sqrt(static_cast<float>(c.dim));
@@ -257,7 +333,7 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
     add_vector(p + "attn_norm.weight", c.dim, 1.0f, 0.1f);
     if (ds2) {
       // Latent attention, then a dense FFN or experts with shared ones and a routing bias.
-      const int64_t nope = hd - rope_dim_of(c), vd = c.v_dim ? c.v_dim : hd;
+      const int64_t nope = hd - rope_dim_of(c);
       const int64_t r = c.kv_lora_rank, ql = c.q_lora_rank;
       if (ql > 0) {
         add_matrix(p + "attn_q_a.weight", ql, c.dim, s_in, c.type);
@@ -268,8 +344,12 @@ Status write_synthetic_model(const SynthConfig& c, const std::string& path,
       }
       add_matrix(p + "attn_kv_a_mqa.weight", r + rope_dim_of(c), c.dim, s_in, c.type);
       add_vector(p + "attn_kv_a_norm.weight", r, 1.0f, 0.1f);
-      add_matrix(p + "attn_kv_b.weight", c.n_heads * (nope + vd), r, 1.0f / std::sqrt(float(r)),
-                 c.type);
+      if (split) {
+        add_split_kv_b(p, nope, vd, r, 1.0f / std::sqrt(float(r)));
+      } else {
+        add_matrix(p + "attn_kv_b.weight", c.n_heads * (nope + vd), r, 1.0f / std::sqrt(float(r)),
+                   c.type);
+      }
       add_matrix(p + "attn_output.weight", c.dim, c.n_heads * vd,
                  1.0f / std::sqrt(float(c.n_heads * vd)), c.type);
       add_vector(p + "ffn_norm.weight", c.dim, 1.0f, 0.1f);

@@ -28,6 +28,13 @@ struct SynthConfig {
   // Llama 3.1-style rope scaling: a "rope_freqs.weight" tensor of per-frequency divisors
   // (factor 8, low/high frequency factors 1 and 4, original context 8192).
   bool llama3_rope = false;
+  // Rope scaling metadata ("none", "linear" or "yarn"; model/rope.h): the factor (> 1 for
+  // linear and yarn), and for yarn the original context (0: n_ctx / factor) and, deepseek2
+  // only, the log multiplier of the softmax scale as GGUF stores it (0: none written).
+  std::string rope_scaling = "none";
+  float rope_factor = 0;
+  int64_t rope_orig_ctx = 0;
+  float yarn_log_mul = 0;
   // Mixture of experts (qwen3moe, or llama as Mixtral): n_expert experts per layer of
   // expert_ffn_dim columns each (0: ffn_dim), n_expert_used per token, a router kept in f32
   // as llama.cpp's quantizer keeps it. qwen3moe needs n_expert >= 1; 0 means dense.
@@ -50,6 +57,10 @@ struct SynthConfig {
   int64_t n_expert_groups = 1;
   int64_t n_expert_groups_used = 1;
   bool sigmoid_gating = true;
+  // deepseek2: write attn_kv_b as llama.cpp's 2025 conversion does, split into per-head
+  // attn_k_b/attn_v_b with the latent's key/value lengths and *_mla per-head ones. The
+  // values are attn_kv_b's of the same seed, rearranged (bit-equal for f32 and f16).
+  bool split_kv_b = false;
   uint64_t seed = 1;
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/matmul.h"
+#include "model/rope.h"
 
 namespace cohort::model {
 
@@ -66,15 +67,9 @@ void Transformer::allocate_scratch() {
   attn_limits_.assign(static_cast<size_t>(pool_.size() * B * group), 0);
   sin_.assign(B * hp_.n_rot / 2, 0.f);
 
-  // Rotary frequencies: theta_i = pos * base^(-2i / n_rot) / factor_i, in float as
-  // llama2.c and llama.cpp compute them, so greedy tokens match those references.
-  inv_freq_.resize(hp_.n_rot / 2);
-  for (int64_t i = 0; i < hp_.n_rot / 2; ++i) {
-    float f =
-        1.0f / std::pow(hp_.rope_base, static_cast<float>(2 * i) / static_cast<float>(hp_.n_rot));
-    if (!w_.rope_freq_factors.empty()) f /= w_.rope_freq_factors[i];
-    inv_freq_[i] = f / hp_.rope_linear_scale;
-  }
+  // Rotary rates and magnitude, with the model's rope scaling (model/rope.h).
+  inv_freq_ = rope_rates(hp_, w_.rope_freq_factors);
+  rope_magnitude_ = rope_magnitude(hp_);
 
   size_t ws = 0;
   auto need = [&](const kernels::WeightMatrix& m) {
@@ -141,8 +136,8 @@ int64_t Transformer::layout_rows(std::span<const BatchSeq> seqs) {
       const float pos = static_cast<float>(s.pos0 + i);
       for (int64_t j = 0; j < half; ++j) {
         const float theta = pos * inv_freq_[j];
-        cos_[t * half + j] = std::cos(theta);
-        sin_[t * half + j] = std::sin(theta);
+        cos_[t * half + j] = std::cos(theta) * rope_magnitude_;
+        sin_[t * half + j] = std::sin(theta) * rope_magnitude_;
       }
     }
   }
@@ -231,7 +226,7 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
       a.n_kv_heads = 1;
       a.head_dim = hd;
       a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
-      a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      a.scale = attention_scale(hp_);
       if (len == 1) {
         a.q = &q_[t0 * n_q_ + h * hd];
         a.n_heads = heads_per_item;

@@ -110,6 +110,7 @@ class Transformer {
   // Scratch, sized once for max_batch tokens: no allocation in the token loop.
   std::vector<float> x_, xn_, q_, k_, v_, att_, o_, gate_, up_;
   std::vector<float> cos_, sin_, inv_freq_, attn_scratch_;
+  float rope_magnitude_ = 1.0f;  // of every cos and sin (model/rope.h)
   std::vector<uint8_t> workspace_;
   // Per row of the current forward: its sequence's cache and its position.
   std::vector<KvCache*> row_kv_;

@@ -184,8 +184,8 @@ Result<ExpertWeights> bind_ffn_cols(Binder& b, const HParams& hp, const std::str
 }
 
 // deepseek2's latent attention of one layer, sliced to the shard's heads.
-Status bind_mla_attention(Binder& b, const HParams& hp, const ShardSpec& shard,
-                          const std::string& p, LayerWeights* L) {
+Status bind_mla_attention(Binder& b, const format::GgufFile& f, const HParams& hp,
+                          const ShardSpec& shard, const std::string& p, LayerWeights* L) {
   const int64_t dim = hp.dim, hd = hp.head_dim, vd = hp.v_head_dim, r = hp.kv_lora_rank;
   const int64_t h0 = shard.head_begin, h1 = shard.head_end;
   if (hp.q_lora_rank > 0) {
@@ -200,9 +200,16 @@ Status bind_mla_attention(Binder& b, const HParams& hp, const ShardSpec& shard,
   }
   COHORT_ASSIGN_OR_RETURN(L->wkv_a, b.matrix(p + "attn_kv_a_mqa.weight", r + hp.n_rot, dim));
   COHORT_ASSIGN_OR_RETURN(L->kv_a_norm, b.vec(p + "attn_kv_a_norm.weight", r));
-  const int64_t kvb = hp.qk_nope() + vd;  // rows of kv_b per head: [k_nope | v]
-  COHORT_ASSIGN_OR_RETURN(
-      L->wkv_b, b.matrix(p + "attn_kv_b.weight", hp.n_heads * kvb, r, h0 * kvb, h1 * kvb, 0, r));
+  if (f.find_tensor(p + "attn_k_b.weight")) {  // split form: stacks of per-head matrices
+    const int64_t nope = hp.qk_nope(), H = hp.n_heads;
+    COHORT_ASSIGN_OR_RETURN(L->wk_b,
+                            b.stack(p + "attn_k_b.weight", H, h0, h1, r, nope, 0, r, 0, nope));
+    COHORT_ASSIGN_OR_RETURN(L->wv_b, b.stack(p + "attn_v_b.weight", H, h0, h1, vd, r, 0, vd, 0, r));
+  } else {
+    const int64_t kvb = hp.qk_nope() + vd;  // rows of kv_b per head: [k_nope | v]
+    COHORT_ASSIGN_OR_RETURN(
+        L->wkv_b, b.matrix(p + "attn_kv_b.weight", hp.n_heads * kvb, r, h0 * kvb, h1 * kvb, 0, r));
+  }
   COHORT_ASSIGN_OR_RETURN(
       L->wo, b.matrix(p + "attn_output.weight", dim, hp.n_heads * vd, 0, dim, h0 * vd, h1 * vd));
   return Status::ok();
@@ -288,7 +295,7 @@ Result<Weights> Weights::bind(const format::GgufFile& file, const HParams& hp,
     LayerWeights L;
     COHORT_ASSIGN_OR_RETURN(L.attn_norm, b.vec(p + "attn_norm.weight", dim));
     if (hp.is_mla()) {
-      COHORT_RETURN_IF_ERROR(bind_mla_attention(b, hp, shard, p, &L));
+      COHORT_RETURN_IF_ERROR(bind_mla_attention(b, file, hp, shard, p, &L));
       COHORT_ASSIGN_OR_RETURN(L.ffn_norm, b.vec(p + "ffn_norm.weight", dim));
       COHORT_RETURN_IF_ERROR(bind_deepseek2_ffn(b, file, hp, shard, il, p, &L));
       w.layers.push_back(std::move(L));

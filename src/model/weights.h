@@ -43,6 +43,11 @@ struct LayerWeights {
   kernels::WeightMatrix wkv_a;   // [kv_lora + n_rot rows][dim], whole: [latent | k_rope]
   std::vector<float> kv_a_norm;  // [kv_lora]
   kernels::WeightMatrix wkv_b;   // [this rank's heads x (qk_nope + v_head_dim)][kv_lora]
+  // Or, from files of llama.cpp's split conversion (attn_k_b {qk_nope, kv_lora, heads},
+  // attn_v_b {kv_lora, v_head_dim, heads}), per head of this rank instead of wkv_b: wk_b[h]
+  // [kv_lora rows][qk_nope] (the K half of kv_b transposed) and wv_b[h] [v_head_dim
+  // rows][kv_lora] (its V half).
+  std::vector<kernels::WeightMatrix> wk_b, wv_b;
   // deepseek2 mixture of experts: the routing bias (exp_probs_b, or empty) and this rank's
   // columns of the shared experts (null data when it runs none of them).
   std::vector<float> router_bias;  // [n_expert]

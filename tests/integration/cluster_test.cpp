@@ -183,6 +183,25 @@ TEST_F(Cluster, SyntheticDeepseek2Model) {
   expect_experts_split_like_one_node(model);
 }
 
+// The same in DeepSeek V3's GGUF layout (attn_kv_b split per head into attn_k_b/attn_v_b,
+// YaRN rope with the softmax's log multiplier): shipped tensor shards slice the 3-D
+// per-head tensors by head.
+TEST_F(Cluster, SyntheticDeepseek2V3Layout) {
+  const std::string model = dir_->file("deepseek2-v3-layout.gguf");
+  ASSERT_EQ(run_command(kBin +
+                        " synth --arch deepseek2 --dim 128 --layers 3 --heads 8 --ffn 256 "
+                        "--experts 8 --experts-used 2 --expert-ffn 128 --expert-groups 4 "
+                        "--expert-groups-used 2 --q-lora 64 --kv-lora 64 --rope-dim 8 "
+                        "--head-dim 24 --v-dim 16 --vocab 400 --seed 3 --type q8_0 --ctx 32768 "
+                        "--rope-scaling yarn --rope-factor 8 --rope-orig-ctx 4096 "
+                        "--yarn-log-mul 0.1 --split-kv-b -o " +
+                        model + " 2>/dev/null")
+                .exit_code,
+            0);
+  expect_experts_split_like_one_node(model);
+  expect_same_as_one_node(model, 2, "tensor", "tcp", "--ship-weights always");
+}
+
 TEST_F(Cluster, WorkerWithWrongKeyIsRefusedAndTheRestServe) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   const std::string model = testing::kSharedData + "/models/stories260K.gguf";

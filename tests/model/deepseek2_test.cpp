@@ -1,7 +1,8 @@
 // deepseek2 specifics outside the forward pass: its routing (sigmoid scores, bias-driven
 // choice limited to the best groups, unbiased normalised and scaled weights), the metadata
-// synth writes and HParams reads back, the compressed cache, and clear refusals of what
-// is not supported. The forward pass is checked against a naive reference in
+// synth writes and HParams reads back (attn_kv_b whole or split into attn_k_b/attn_v_b,
+// which give the same logits), the compressed cache, and clear refusals of what is not
+// supported. The forward pass is checked against a naive reference in
 // naive_forward_test.cpp and across shardings in sharded_forward_test.cpp.
 #include <gtest/gtest.h>
 
@@ -13,6 +14,9 @@
 #include "model/moe_ffn.h"
 #include "model/synth.h"
 #include "model/transformer.h"
+#include "runtime/generator.h"
+#include "support/metadata_gguf.h"
+#include "support/rope_reference.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
@@ -162,7 +166,7 @@ TEST(Deepseek2, CacheHoldsOnlyTheLatentAndTheSharedRopedKey) {
   EXPECT_EQ(kv->v(0), nullptr);
 }
 
-TEST(Deepseek2, SplitKvBAndBadSynthShapesAreRefusedClearly) {
+TEST(Deepseek2, BadSynthShapesAreRefusedClearly) {
   testing::TempDir dir;
   model::SynthConfig c = small_deepseek2();
   c.n_expert_groups_used = 1;  // one group of 2 experts cannot hold 3
@@ -174,22 +178,95 @@ TEST(Deepseek2, SplitKvBAndBadSynthShapesAreRefusedClearly) {
   c.rope_dim = 24;
   s = model::write_synthetic_model(c, dir.file("bad.gguf"));
   EXPECT_NE(s.message().find("--rope-dim"), std::string::npos) << s.message();
+}
 
-  // A GGUF of the newer layout (key_length_mla, attn_k_b) is refused by name.
-  format::GgufWriter w;
-  w.set_string("general.architecture", "deepseek2");
-  w.set_u32("deepseek2.embedding_length", 64);
-  w.set_u32("deepseek2.block_count", 1);
-  w.set_u32("deepseek2.feed_forward_length", 96);
-  w.set_u32("deepseek2.attention.head_count", 4);
-  w.set_u32("deepseek2.attention.key_length_mla", 24);
-  const auto bytes = std::make_shared<const std::vector<uint8_t>>(w.write_memory());
-  auto f = format::GgufFile::from_bytes("new.gguf", bytes);
-  ASSERT_TRUE(f.is_ok());
+// The metadata of a split (key_length_mla) GGUF, with key/value lengths given.
+Result<model::HParams> split_hparams(uint32_t key_length, uint32_t value_length, bool mla_keys) {
+  auto f = testing::metadata_gguf("deepseek2", [&](format::GgufWriter& w) {
+    const std::string k = "deepseek2.";
+    w.set_u32(k + "attention.head_count_kv", 1);
+    w.set_u32(k + "attention.kv_lora_rank", 32);
+    w.set_u32(k + "rope.dimension_count", 8);
+    w.set_u32(k + "attention.key_length", key_length);
+    w.set_u32(k + "attention.value_length", value_length);
+    if (mla_keys) {
+      w.set_u32(k + "attention.key_length_mla", 24);
+      w.set_u32(k + "attention.value_length_mla", 16);
+    }
+    w.set_u32(k + "expert_count", 4);
+    w.set_u32(k + "expert_used_count", 2);
+    w.set_u32(k + "expert_feed_forward_length", 32);
+    w.add_tensor_bytes("blk.0.attn_k_b.weight", DType::kF32, {16, 32, 4},
+                       std::vector<uint8_t>(16 * 32 * 4 * sizeof(float)));
+  });
+  if (!f.is_ok()) return f.status();
+  return model::HParams::from_gguf(*f);
+}
+
+TEST(Deepseek2, SplitKvBMetadataIsReadAndInconsistentOnesRefused) {
+  // llama.cpp's split conversion: latent lengths in key_length/value_length, one KV head.
+  auto hp = split_hparams(32 + 8, 32, true);
+  ASSERT_TRUE(hp.is_ok()) << hp.status().message();
+  EXPECT_EQ(hp->head_dim, 24);
+  EXPECT_EQ(hp->v_head_dim, 16);
+  EXPECT_EQ(hp->qk_nope(), 16);
+  EXPECT_EQ(hp->n_kv_heads, 4);
+  auto wrong = split_hparams(24, 16, true);  // per-head lengths where the latent's belong
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_NE(wrong.status().message().find("key_length_mla"), std::string::npos)
+      << wrong.status().message();
+  auto unknown = split_hparams(24, 16, false);  // attn_k_b without the per-head lengths
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_NE(unknown.status().message().find("attn_k_b without"), std::string::npos)
+      << unknown.status().message();
+}
+
+// Logits of every position of a fixed sequence through a whole model file.
+std::vector<float> all_logits(const std::string& path) {
+  auto f = format::GgufFile::open(path);
+  EXPECT_TRUE(f.is_ok());
   auto hp = model::HParams::from_gguf(*f);
-  ASSERT_FALSE(hp.is_ok());
-  EXPECT_NE(hp.status().message().find("attn_k_b/attn_v_b"), std::string::npos)
-      << hp.status().message();
+  EXPECT_TRUE(hp.is_ok()) << hp.status().message();
+  ThreadPool pool(2);
+  auto comm = comm::make_local_communicator();
+  auto m =
+      model::Transformer::create(*f, model::ShardSpec::whole(*hp), *comm, pool, kernels::best(), 4);
+  EXPECT_TRUE(m.is_ok()) << m.status().message();
+  auto kv = (*m)->new_cache(32, DType::kF32);
+  EXPECT_TRUE(kv.is_ok());
+  runtime::Generator gen(**m, *kv, [](int32_t) { return false; });
+  std::vector<int32_t> seq;
+  for (int i = 0; i < 12; ++i) seq.push_back(3 + 23 * i);
+  std::vector<float> logits;
+  EXPECT_TRUE(gen.score(seq, &logits).is_ok());
+  return logits;
+}
+
+TEST(Deepseek2, SplitKvBGivesTheLogitsOfTheSameWeightsWhole) {
+  for (DType type : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(type));
+    testing::TempDir dir;
+    model::SynthConfig c = small_deepseek2();
+    c.type = type;
+    testing::use_test_yarn(c);
+    ASSERT_TRUE(model::write_synthetic_model(c, dir.file("whole.gguf")).is_ok());
+    c.split_kv_b = true;
+    ASSERT_TRUE(model::write_synthetic_model(c, dir.file("split.gguf")).is_ok());
+    auto split = format::GgufFile::open(dir.file("split.gguf"));
+    ASSERT_TRUE(split.is_ok());
+    EXPECT_EQ(split->find_tensor("blk.0.attn_kv_b.weight"), nullptr);
+    const format::GgufTensorInfo* kb = split->find_tensor("blk.0.attn_k_b.weight");
+    ASSERT_NE(kb, nullptr);
+    EXPECT_EQ(kb->shape, (std::vector<int64_t>{16, 32, 4}));  // {qk_nope, kv_lora, heads}
+    EXPECT_EQ(split->find_tensor("blk.0.attn_v_b.weight")->shape,
+              (std::vector<int64_t>{32, 16, 4}));  // {kv_lora, v_head, heads}
+    const std::vector<float> want = all_logits(dir.file("whole.gguf"));
+    const std::vector<float> got = all_logits(dir.file("split.gguf"));
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), size_t{12 * 320});
+    // The same f32 matrices either way: the same bits.
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  }
 }
 
 }  // namespace

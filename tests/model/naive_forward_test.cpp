@@ -15,6 +15,7 @@
 #include "model/synth.h"
 #include "model/transformer.h"
 #include "runtime/generator.h"
+#include "support/rope_reference.h"
 #include "support/temp_dir.h"
 #include "tensor/quantize.h"
 
@@ -76,12 +77,15 @@ struct Naive {
     const int64_t half = hp.n_rot / 2;
     const Vec factors = has("rope_freqs.weight") ? vec("rope_freqs.weight") : Vec(half, 1.0);
     for (int64_t i = 0; i < half; ++i) {
-      const double theta = pos * std::pow(double(hp.rope_base), -2.0 * i / hp.n_rot) / factors[i];
+      const double theta =
+          pos * testing::reference_rope_rate(
+                    hp, i, std::pow(double(hp.rope_base), -2.0 * i / hp.n_rot) / factors[i]);
+      const double mag = testing::reference_rope_magnitude(hp);
       const int64_t a = hp.rope_style == kernels::RopeStyle::kNeox ? i : 2 * i;
       const int64_t b = hp.rope_style == kernels::RopeStyle::kNeox ? i + half : 2 * i + 1;
       const double x0 = h[a], x1 = h[b];
-      h[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
-      h[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+      h[a] = mag * (x0 * std::cos(theta) - x1 * std::sin(theta));
+      h[b] = mag * (x0 * std::sin(theta) + x1 * std::cos(theta));
     }
   }
 
@@ -127,7 +131,8 @@ struct Naive {
   }
 
   // Causal attention of every position's n_heads query heads (keys hd, values vd long; heads
-  // h of a group of `group` read KV head h / group), scaled by 1/sqrt(hd); the output
+  // h of a group of `group` read KV head h / group), scaled by 1/sqrt(hd) (or YaRN's
+  // deepseek2 scale); the output
   // projection wo of the heads' outputs is added to x.
   void attend(const std::vector<Vec>& q, const std::vector<Vec>& k, const std::vector<Vec>& v,
               const Mat& wo, int64_t n_heads, int64_t group, int64_t hd, int64_t vd,
@@ -141,7 +146,7 @@ struct Naive {
         for (size_t u = 0; u <= t; ++u) {
           double d = 0;
           for (int64_t i = 0; i < hd; ++i) d += q[t][h * hd + i] * k[u][kvh * hd + i];
-          s[u] = d / std::sqrt(double(hd));
+          s[u] = d * testing::reference_attention_scale(hp);
           mx = std::max(mx, s[u]);
         }
         for (double& e : s) sum += (e = std::exp(e - mx));
@@ -307,6 +312,7 @@ struct Case {
   int64_t n_expert = 0, n_expert_used = 0;
   int64_t q_lora = 0;    // deepseek2
   bool softmax = false;  // deepseek2 gating
+  bool yarn = false;     // YaRN rope scaling, factor 8 over 4096 positions (log_mul 0.1)
 };
 
 class NaiveForwardTest : public ::testing::TestWithParam<Case> {};
@@ -338,6 +344,7 @@ TEST_P(NaiveForwardTest, LogitsMatchNaiveDoublePrecision) {
   sc.n_expert_groups = c.n_expert == 8 ? 4 : 1;
   sc.n_expert_groups_used = c.n_expert == 8 ? 2 : 1;
   sc.sigmoid_gating = !c.softmax;
+  if (c.yarn) testing::use_test_yarn(sc);
   ASSERT_TRUE(model::write_synthetic_model(sc, dir.file("m.gguf")).is_ok());
   auto file = format::GgufFile::open(dir.file("m.gguf"));
   ASSERT_TRUE(file.is_ok()) << file.status().message();
@@ -384,13 +391,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"llama", DType::kF32, false, 0, false, 8, 2},
                       Case{"deepseek2", DType::kF32, false, 16, false, 8, 2},
                       Case{"deepseek2", DType::kF32, true, 16, false, 16, 4, 24, true},
-                      Case{"deepseek2", DType::kF16, false, 24, false, 8, 3, 32}),
+                      Case{"deepseek2", DType::kF16, false, 24, false, 8, 3, 32},
+                      Case{"llama", DType::kF32, false, 0, false, 0, 0, 0, false, true},
+                      Case{"qwen3", DType::kF32, false, 16, false, 0, 0, 0, false, true},
+                      Case{"deepseek2", DType::kF32, false, 16, false, 8, 2, 24, false, true}),
     [](const ::testing::TestParamInfo<Case>& p) {
       return std::string(p.param.arch) + "_" + std::string(dtype_name(p.param.type)) +
              (p.param.tied ? "_tied" : "") + "_hd" + std::to_string(p.param.head_dim) +
              (p.param.llama3_rope ? "_rope_freqs" : "") +
              (p.param.q_lora ? "_qlora" + std::to_string(p.param.q_lora) : "") +
-             (p.param.softmax ? "_softmax" : "") +
+             (p.param.softmax ? "_softmax" : "") + (p.param.yarn ? "_yarn" : "") +
              (p.param.n_expert ? "_experts" + std::to_string(p.param.n_expert) + "_top" +
                                      std::to_string(p.param.n_expert_used)
                                : "");

@@ -9,8 +9,8 @@
 #include "format/llama2c.h"
 #include "model/transformer.h"
 #include "runtime/generator.h"
-#include "support/shared_data.h"
 #include "support/reference_cases.h"
+#include "support/shared_data.h"
 #include "text/tokenizer.h"
 
 namespace cohort {

@@ -17,6 +17,7 @@
 #include "model/shard_export.h"
 #include "model/synth.h"
 #include "model/transformer.h"
+#include "support/rope_reference.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
@@ -36,6 +37,8 @@ struct ModelCase {
   DType type;
   const char* arch = "llama";
   int64_t n_expert = 0, n_expert_used = 0;
+  // deepseek2: YaRN rope scaling and attn_kv_b split into per-head attn_k_b/attn_v_b.
+  bool yarn_split = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<ModelCase>& p) {
@@ -43,6 +46,7 @@ std::string case_name(const ::testing::TestParamInfo<ModelCase>& p) {
   if (p.param.n_expert)
     name += "_experts" + std::to_string(p.param.n_expert) + "_top" +
             std::to_string(p.param.n_expert_used);
+  if (p.param.yarn_split) name += "_yarn_split_kv_b";
   return name;
 }
 
@@ -63,6 +67,10 @@ class ShardedForward : public ::testing::TestWithParam<ModelCase> {
     c.n_vocab = 400;
     c.type = GetParam().type;
     c.seed = 5;
+    if (GetParam().yarn_split) {
+      c.split_kv_b = true;
+      testing::use_test_yarn(c);
+    }
     ASSERT_TRUE(model::write_synthetic_model(c, dir_.file("m.gguf")).is_ok());
     auto f = format::GgufFile::open(dir_.file("m.gguf"));
     ASSERT_TRUE(f.is_ok());
@@ -320,7 +328,8 @@ INSTANTIATE_TEST_SUITE_P(Models, ShardedForward,
                                            ModelCase{DType::kQ8_0, "qwen3moe", 8, 2},
                                            ModelCase{DType::kQ4_0, "llama", 8, 2},
                                            ModelCase{DType::kF32, "deepseek2", 8, 2},
-                                           ModelCase{DType::kQ8_0, "deepseek2", 8, 2}),
+                                           ModelCase{DType::kQ8_0, "deepseek2", 8, 2},
+                                           ModelCase{DType::kQ8_0, "deepseek2", 8, 2, true}),
                          case_name);
 
 TEST(InProcessGroup, CollectivesAndTimeouts) {
