@@ -32,7 +32,7 @@ std::string bench_table_header();
 std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
-// bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac.
+// bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 
