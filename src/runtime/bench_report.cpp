@@ -125,18 +125,23 @@ std::string expert_usage_json_lines(const model::ExpertUsage& u) {
 std::string roofline_text(const Roofline& roof) {
   return format(
       "roofline (%s kernels):\n"
-      "  memory read:  %7.1f GB/s on 1 thread, %7.1f GB/s on %d threads\n"
+      "  memory read:  %7.1f GB/s on 1 thread, %7.1f GB/s on %d threads (best of %d passes)\n"
+      "                median %.1f, slowest %.1f; on %d threads median %.1f, slowest %.1f\n"
       "  FMA peak:     %7.1f GFLOP/s on 1 thread, %7.1f GFLOP/s on %d threads\n",
-      roof.isa, roof.read_gbps_1, roof.read_gbps_n, roof.threads, roof.fma_gflops_1,
-      roof.fma_gflops_n, roof.threads);
+      roof.isa, roof.read_gbps_1, roof.read_gbps_n, roof.threads, roof.read_passes,
+      roof.read_gbps_1_median, roof.read_gbps_1_min, roof.threads, roof.read_gbps_n_median,
+      roof.read_gbps_n_min, roof.fma_gflops_1, roof.fma_gflops_n, roof.threads);
 }
 
 std::string roofline_json_line(const Roofline& roof) {
   return format(
       "{\"test\":\"roofline\",\"isa\":%s,\"threads\":%d,\"read_gbps_1\":%.6g,"
-      "\"read_gbps_n\":%.6g,\"fma_gflops_1\":%.6g,\"fma_gflops_n\":%.6g}",
+      "\"read_gbps_n\":%.6g,\"fma_gflops_1\":%.6g,\"fma_gflops_n\":%.6g,"
+      "\"read_gbps_1_median\":%.6g,\"read_gbps_1_min\":%.6g,\"read_gbps_n_median\":%.6g,"
+      "\"read_gbps_n_min\":%.6g,\"read_passes\":%d}",
       json_string(roof.isa).c_str(), roof.threads, roof.read_gbps_1, roof.read_gbps_n,
-      roof.fma_gflops_1, roof.fma_gflops_n);
+      roof.fma_gflops_1, roof.fma_gflops_n, roof.read_gbps_1_median, roof.read_gbps_1_min,
+      roof.read_gbps_n_median, roof.read_gbps_n_min, roof.read_passes);
 }
 
 }  // namespace cohort::runtime

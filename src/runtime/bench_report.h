@@ -42,7 +42,9 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
 std::string expert_usage_text(const model::ExpertUsage& u);
 std::string expert_usage_json_lines(const model::ExpertUsage& u);
 
-// Several lines for people, and one JSON object with test "roofline".
+// Several lines for people, and one JSON object with test "roofline" (read_gbps_1/_n, the
+// best passes, and fma_gflops_1/_n; then the read passes' spread: read_gbps_1_median,
+// read_gbps_1_min, read_gbps_n_median, read_gbps_n_min, read_passes).
 std::string roofline_text(const Roofline& roof);
 std::string roofline_json_line(const Roofline& roof);
 

@@ -157,6 +157,16 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   ASSERT_TRUE(rj.is_object());
   EXPECT_EQ(rj["test"], "roofline");
   EXPECT_DOUBLE_EQ(rj["read_gbps_n"].get<double>(), 1.6);
+  roof.read_gbps_n_median = 1.5;
+  roof.read_gbps_n_min = 1.3;
+  roof.read_passes = 24;
+  const auto rs = nlohmann::json::parse(roofline_json_line(roof), nullptr, false);
+  EXPECT_DOUBLE_EQ(rs["read_gbps_n"].get<double>(), 1.6);  // the best, as before
+  EXPECT_DOUBLE_EQ(rs["read_gbps_n_median"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(rs["read_gbps_n_min"].get<double>(), 1.3);
+  EXPECT_EQ(rs["read_passes"], 24);
+  EXPECT_NE(roofline_text(roof).find("median 1.5, slowest 1.3"), std::string::npos)
+      << roofline_text(roof);
   EXPECT_NE(bench_table_row(m, 2, r, roof).find("50%"), std::string::npos);
 
   // At depth, the cache bytes a token reads count towards its bandwidth.
