@@ -16,21 +16,28 @@ namespace {
 constexpr int64_t kBufferFloats = int64_t{128} << 20;  // 512 MiB
 constexpr int64_t kWindowFloats = int64_t{16} << 20;   // 64 MiB read per pass
 constexpr int kWarmupPasses = 2;
-constexpr int kReadPasses = 24;
-constexpr int kPasses = 5;  // FMA runs
+constexpr int kMinReadPasses = 24;
+constexpr int kMaxReadPasses = 400;
+constexpr double kReadSeconds = 0.75;  // per thread count, once the minimum passes are done
+constexpr int kPasses = 5;             // FMA runs
 constexpr size_t kHugePage = size_t{2} << 20;
 
 struct ReadSpread {
   double best = 0, median = 0, min = 0;
+  int passes = 0;
 };
 
-// GB/s of kReadPasses reads of successive windows of x by every thread of pool (all) or the
-// calling thread alone: best, median and slowest pass.
+// GB/s of reads of successive windows of x by every thread of pool (all) or the calling
+// thread alone, pass after pass until kMinReadPasses are done and kReadSeconds have passed
+// (or kMaxReadPasses): best, median and slowest pass, and how many.
 ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x, bool all) {
   std::vector<float> sums(static_cast<size_t>(pool.size()), 0.0f);
   std::vector<double> gbps;
   constexpr int64_t kWindows = kBufferFloats / kWindowFloats;
-  for (int pass = 0; pass < kWarmupPasses + kReadPasses; ++pass) {
+  const double start = now_s();
+  for (int pass = 0; pass < kWarmupPasses + kMaxReadPasses; ++pass) {
+    const int timed = pass - kWarmupPasses;
+    if (timed >= kMinReadPasses && now_s() - start > kReadSeconds) break;
     const float* w = x + (pass % kWindows) * kWindowFloats;
     const double t0 = now_s();
     if (all) {
@@ -48,6 +55,7 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
   volatile float keep = 0;
   for (float s : sums) keep = keep + s;
   ReadSpread r;
+  r.passes = static_cast<int>(gbps.size());
   if (gbps.empty()) return r;
   std::sort(gbps.begin(), gbps.end());
   r.min = gbps.front();
@@ -132,7 +140,7 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   r.read_gbps_n = all.best;
   r.read_gbps_n_median = all.median;
   r.read_gbps_n_min = all.min;
-  r.read_passes = kReadPasses;
+  r.read_passes = std::min(one.passes, all.passes);
   r.fma_gflops_1 = fma_gflops(kt, pool, false);
   r.fma_gflops_n = fma_gflops(kt, pool, true);
   return r;

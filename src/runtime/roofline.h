@@ -20,17 +20,18 @@ struct Roofline {
   // far below the best says other work shared the cores or the memory bus meanwhile.
   double read_gbps_1_median = 0, read_gbps_1_min = 0;
   double read_gbps_n_median = 0, read_gbps_n_min = 0;
-  int read_passes = 0;  // timed read passes per thread count
+  int read_passes = 0;  // timed read passes per thread count (the fewer of the two)
 };
 
 // Measures on pool with kt's probes. Bandwidth: a streaming read-and-sum over windows of a
 // 512 MiB buffer (far beyond any cache; transparent huge pages asked for, every page
 // touched first by the thread that reads it), each thread its own contiguous part of the
-// window. After two warm-up passes, read_passes timed passes of 64 MiB each, every pass a
-// different window so nothing of it is left in the last-level cache: short passes are
-// more often spared a preemption on a loaded machine, and many of them make the best
-// repeatable. FMA: register-resident chains on every thread, best of 5 runs of about
-// 20 ms. Takes about a second; allocates the buffer for the duration.
+// window. After two warm-up passes, timed passes of 64 MiB each, every pass a different
+// window so nothing of it is left in the last-level cache, at least 24 and until 0.75 s
+// have passed (at most 400), on one thread and then on all: short passes are more often
+// spared a preemption on a loaded machine, and many of them give the best more chances.
+// FMA: register-resident chains on every thread, best of 5 runs of about 20 ms. Takes
+// about two seconds; allocates the buffer for the duration.
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 
 }  // namespace cohort::runtime
