@@ -1,5 +1,6 @@
 // Microbenchmarks of the kernel table: one row-times-vector dot per weight type (the decode
-// inner loop), activation quantization, and single-query attention over a long F16 cache,
+// inner loop), activation quantization, and single-query attention over a long F16 or Q8_0
+// cache,
 // for every ISA this CPU runs, and the batched prefill product (gemm) against one vec_dot
 // per (row, token) pair. Bytes/s counts weight (or cache) bytes read, to compare with
 // the machine's memory bandwidth.
@@ -40,19 +41,25 @@ void bm_vec_dot(benchmark::State& state, const kernels::KernelTable* kt, DType t
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.size()));
 }
 
-void bm_attention(benchmark::State& state, const kernels::KernelTable* kt) {
+// One decode step of the 1B shape's attention (32 query heads over 8 KV heads of 64) over
+// n_kv cached positions of type (kF16 or kQ8_0), position-major.
+void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
   const int64_t n_kv = state.range(0), n_heads = 32, n_kv_heads = 8, hd = 64;
   Rng rng(2);
   std::vector<float> q(n_heads * hd), out(n_heads * hd), scratch(n_kv);
-  std::vector<uint16_t> k(n_kv * n_kv_heads * hd), v(k.size());
+  std::vector<float> kf(n_kv * n_kv_heads * hd), vf(kf.size());
   for (float& x : q) x = rng.normal();
-  for (auto& x : k) x = f32_to_fp16(rng.normal());
-  for (auto& x : v) x = f32_to_fp16(rng.normal());
+  for (float& x : kf) x = rng.normal();
+  for (float& x : vf) x = rng.normal();
+  const int64_t n = static_cast<int64_t>(kf.size());
+  std::vector<uint8_t> k(row_bytes(type, n)), v(k.size());
+  quantize_row(type, kf.data(), k.data(), n);
+  quantize_row(type, vf.data(), v.data(), n);
   kernels::AttentionArgs a;
   a.q = q.data();
   a.k = k.data();
   a.v = v.data();
-  a.kv_type = DType::kF16;
+  a.kv_type = type;
   a.n_kv = n_kv;
   a.n_heads = n_heads;
   a.n_kv_heads = n_kv_heads;
@@ -64,7 +71,7 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt) {
     kt->attention(a, 0, n_heads, scratch.data());
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size() * 2));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
 }
 
 // A prefill-shaped product on one thread, through gemm or, with per_pair, a vec_dot per
@@ -131,10 +138,13 @@ int register_all() {
       benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t, true)
           ->Args({64, 2048, 64});
     }
-    benchmark::RegisterBenchmark((std::string("attention_f16/") + kt->isa).c_str(), bm_attention,
-                                 kt)
-        ->Arg(512)
-        ->Arg(4096);
+    for (DType t : {DType::kF16, DType::kQ8_0}) {
+      const std::string name = "attention_" + std::string(dtype_name(t)) + "/" + kt->isa;
+      benchmark::RegisterBenchmark(name.c_str(), bm_attention, kt, t)
+          ->Arg(512)
+          ->Arg(4096)
+          ->Arg(16384);
+    }
   }
   return 0;
 }

@@ -23,6 +23,7 @@ struct BenchConfig {
   bool json = false;
   bool roofline_only = false;
   bool no_gemm = false;
+  std::string kv_type = "f16";
 };
 
 int usage_error(const char* message) {
@@ -60,11 +61,15 @@ int bench(const BenchConfig& cfg) {
     for (kernels::TypeOps& ops : kt.types) ops.gemm = nullptr;
   }
   const runtime::ModelFacts facts = runtime::model_facts(*file);
-  std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s, batch %lld\n", facts.name.c_str(),
-               facts.type.c_str(), static_cast<double>(facts.model_bytes) / (1 << 20), kt.isa,
-               cfg.no_gemm ? " without gemm" : "", static_cast<long long>(cfg.batch));
+  std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s, batch %lld, %s KV cache\n",
+               facts.name.c_str(), facts.type.c_str(),
+               static_cast<double>(facts.model_bytes) / (1 << 20), kt.isa,
+               cfg.no_gemm ? " without gemm" : "", static_cast<long long>(cfg.batch),
+               cfg.kv_type.c_str());
+  runtime::BenchOptions options = cfg.options;
+  options.kv_type = *dtype_from_name(cfg.kv_type);  // one of the names the flag accepts
   model::ExpertUsage usage;
-  auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, cfg.options, &usage);
+  auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, options, &usage);
   if (!results.is_ok()) {
     std::fprintf(stderr, "error: %s\n", results.status().message().c_str());
     return 1;
@@ -105,6 +110,10 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_option("-d,--depth", cfg->options.depth,
                   "Run the tests after this many positions in the cache (long-context cost)")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--kv-type,--cache-type", cfg->kv_type,
+                  "KV cache type: f16, f32 or q8_0 (about half the bytes of f16)")
+      ->check(CLI::IsMember({"f16", "f32", "q8_0"}))
+      ->capture_default_str();
   cmd->add_flag("--json", cfg->json, "One JSON object per line per test");
   cmd->add_flag("--roofline", cfg->roofline_only,
                 "Print the measured memory bandwidth and FMA peak (and bench -m if given)");

@@ -56,7 +56,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("-c,--ctx", f->ctx, "Context length cap (default: min(trained, 4096))")
       ->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("--kv-type", f->kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+  cmd->add_option("--kv-type,--cache-type", f->kv_type,
+                  "KV cache type: f16, f32 or q8_0 (about half the bytes of f16)")
+      ->check(CLI::IsMember({"f16", "f32", "q8_0"}));
   cmd->add_option("-b,--batch", f->batch, "Prompt tokens per forward step")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--slots", f->slots, "Sequence slots: requests decoded at once (a KV cache each)")
@@ -95,7 +97,7 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f,
   // Context: the model's trained length, capped at 4096 unless -c asks for more or less.
   ms->n_ctx = std::min<int64_t>(ms->hparams.n_ctx_train, 4096);
   if (f.ctx > 0) ms->n_ctx = std::min<int64_t>(f.ctx, ms->hparams.n_ctx_train);
-  const DType kv_type = f.kv_type == "f32" ? DType::kF32 : DType::kF16;
+  const DType kv_type = *dtype_from_name(f.kv_type);  // one of the names the flag accepts
   if (f.transport == "mpi") {
     // Every rank of the MPI world runs this; rank 0 goes on as the head, the others serve
     // steps here until it stops them.

@@ -5,7 +5,7 @@
 
 namespace cohort::cluster {
 
-Result<ModelDesc> describe_model(const format::GgufFile& file, int kv_type_bytes) {
+Result<ModelDesc> describe_model(const format::GgufFile& file, DType kv_type) {
   ModelDesc d;
   COHORT_ASSIGN_OR_RETURN(d.hp, model::HParams::from_gguf(file));
   const model::HParams& hp = d.hp;
@@ -35,10 +35,14 @@ Result<ModelDesc> describe_model(const format::GgufFile& file, int kv_type_bytes
   // A head boundary h must put h * (value length) columns of attn_output on a block boundary.
   d.head_align = attn_block / std::gcd(attn_block, hp.out_head_dim());
   d.ffn_align = ffn_block;
-  // deepseek2 caches one latent row per token, whole on every rank.
+  // deepseek2 caches one latent row per token, whole on every rank. Bytes of n cached
+  // elements, rounded up to whole blocks.
+  const DTypeInfo& kv = dtype_info(kv_type);
+  auto kv_bytes = [&kv](int64_t n) {
+    return static_cast<uint64_t>((n + kv.block_elems - 1) / kv.block_elems) * kv.block_bytes;
+  };
   d.kv_bytes_per_token_per_layer =
-      hp.is_mla() ? static_cast<uint64_t>(hp.kv_lora_rank + hp.n_rot) * kv_type_bytes
-                  : 2ull * hp.kv_dim() * kv_type_bytes;
+      hp.is_mla() ? kv_bytes(hp.kv_lora_rank + hp.n_rot) : 2 * kv_bytes(hp.kv_dim());
   return d;
 }
 

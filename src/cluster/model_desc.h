@@ -7,7 +7,7 @@
 
 namespace cohort::cluster {
 
-// kv_type_bytes: bytes per cached element (2 for the default F16 cache).
-Result<ModelDesc> describe_model(const format::GgufFile& file, int kv_type_bytes = 2);
+// kv_type: the KV cache's element type (F16 by default; Q8_0 stores 34 bytes per 32).
+Result<ModelDesc> describe_model(const format::GgufFile& file, DType kv_type = DType::kF16);
 
 }  // namespace cohort::cluster

@@ -55,8 +55,10 @@ struct AttentionArgs {
   const float* q = nullptr;  // [n_heads][head_dim]
   const void* k = nullptr;   // element (t, kv_head, d) at index t*kv_stride + kv_head*head_dim + d
   const void* v = nullptr;   // same indexing as k
-  DType kv_type = DType::kF16;  // kF32 or kF16
-  int64_t n_kv = 0;             // positions 0..n_kv-1 are attended (causality is the caller's)
+  // kF32, kF16 or kQ8_0. For kQ8_0 element index i is value i % 32 of block i / 32 (a
+  // block: f16 scale, 32 int8), so head_dim and kv_stride are multiples of 32.
+  DType kv_type = DType::kF16;
+  int64_t n_kv = 0;  // positions 0..n_kv-1 are attended (causality is the caller's)
   // Optional: query head h attends positions 0..n_kv_of_head[h]-1 only (each in 1..n_kv).
   // Lets the rows of one prompt chunk (the same KV head at successive positions) share one
   // pass over the cache, each with its own causal limit. A head's result has the same bits

@@ -4,12 +4,18 @@
 #include <new>
 
 #include "core/fp16.h"
+#include "tensor/quantize.h"
 
 namespace cohort::model {
 
 Result<KvCache> KvCache::create_latent(int64_t n_layers, int64_t n_ctx, int64_t row_elems,
                                        DType type) {
   // One "head" of row_elems values: rows of successive positions are contiguous.
+  if (type == DType::kQ8_0) {
+    return Status::unsupported(
+        "kv: the latent cache of multi-head latent attention (deepseek2) has no q8_0 form; "
+        "use an f16 or f32 cache (--kv-type)");
+  }
   return create_impl(n_layers, n_ctx, 1, row_elems, type, false);
 }
 
@@ -20,19 +26,23 @@ Result<KvCache> KvCache::create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_he
 
 Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                      int64_t head_dim, DType type, bool with_values) {
-  if (type != DType::kF16 && type != DType::kF32) {
-    return Status::invalid_argument("kv: cache type must be f16 or f32");
+  if (type != DType::kF16 && type != DType::kF32 && type != DType::kQ8_0) {
+    return Status::invalid_argument("kv: cache type must be f16, f32 or q8_0");
   }
   if (n_layers <= 0 || n_ctx <= 0 || n_kv_heads <= 0 || head_dim <= 0) {
     return Status::invalid_argument("kv: empty cache shape");
+  }
+  if (type == DType::kQ8_0 && head_dim % dtype_info(type).block_elems != 0) {
+    return Status::unsupported("kv: a q8_0 cache needs a head dimension that is a multiple of " +
+                               std::to_string(dtype_info(type).block_elems) + "; this one is " +
+                               std::to_string(head_dim) + " (use --kv-type f16)");
   }
   KvCache c;
   c.type_ = type;
   c.n_ctx_ = n_ctx;
   c.row_elems_ = n_kv_heads * head_dim;
   c.head_dim_ = head_dim;
-  c.elem_bytes_ = type == DType::kF16 ? 2 : 4;
-  c.layer_bytes_ = static_cast<size_t>(n_ctx) * c.row_elems_ * c.elem_bytes_;
+  c.layer_bytes_ = row_bytes(type, n_ctx * c.row_elems_);
   const size_t total = c.layer_bytes_ * n_layers;
   try {
     c.k_.resize(total);
@@ -48,8 +58,13 @@ Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_
 void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float* v_row) {
   const int64_t n_heads = row_elems_ / head_dim_;
   for (int64_t h = 0; h < n_heads; ++h) {
-    const size_t off = layer * layer_bytes_ + (h * head_stride() + pos * head_dim_) * elem_bytes_;
+    const size_t off = layer * layer_bytes_ + span_bytes(h * head_stride() + pos * head_dim_);
     const float* kh = k_row + h * head_dim_;
+    if (type_ == DType::kQ8_0) {
+      quantize_row_q8_0(kh, k_.data() + off, head_dim_);
+      if (!v_.empty()) quantize_row_q8_0(v_row + h * head_dim_, v_.data() + off, head_dim_);
+      continue;
+    }
     if (type_ == DType::kF32) {
       std::memcpy(k_.data() + off, kh, head_dim_ * 4);
       if (!v_.empty()) std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);

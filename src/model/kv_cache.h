@@ -1,10 +1,12 @@
 // Keys and values of one sequence for the layers and KV heads one rank owns.
-// Layout per layer: [n_kv_heads][n_ctx positions][head_dim], in F16 (default) or F32.
+// Layout per layer: [n_kv_heads][n_ctx positions][head_dim], in F16 (default), F32 or Q8_0
+// (blocks of 32 values: an f16 scale and 32 int8, about half the bytes of F16; a position's
+// head_dim values are head_dim / 32 whole blocks, so head_dim must be a multiple of 32).
 // Head-major, so that attention over one KV head streams a contiguous run of memory (at
 // long contexts the cache is read from DRAM, where short strided rows cost latency).
 // A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
 // position of the normed latent and the roped shared key part (one "head" of row_elems
-// values); v() is then null.
+// values); v() is then null. It is F16 or F32 only.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +19,11 @@ namespace cohort::model {
 
 class KvCache {
  public:
-  // type is kF16 or kF32. Allocation failure of a huge cache is reported, not thrown.
+  // type is kF16, kF32 or kQ8_0 (head_dim a multiple of 32). Allocation failure of a huge
+  // cache is reported, not thrown.
   static Result<KvCache> create(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                 int64_t head_dim, DType type);
-  // A cache of row_elems values per position and layer, with no values half.
+  // A cache of row_elems values per position and layer, with no values half; kF16 or kF32.
   static Result<KvCache> create_latent(int64_t n_layers, int64_t n_ctx, int64_t row_elems,
                                        DType type);
 
@@ -32,11 +35,21 @@ class KvCache {
   int64_t head_stride() const { return n_ctx_ * head_dim_; }
   DType type() const { return type_; }
   size_t bytes() const { return k_.size() + v_.size(); }
+  // Bytes of n consecutive elements of one KV head (n a multiple of the type's block size).
+  size_t span_bytes(int64_t n) const { return row_bytes(type_, n); }
 
   // Start of layer l's keys/values (KV head 0, position 0).
   void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
   const void* k(int64_t layer) const { return k_.data() + layer * layer_bytes_; }
   void* v(int64_t layer) { return v_.empty() ? nullptr : v_.data() + layer * layer_bytes_; }
+  // Start of KV head kv_head's keys/values in layer l (position 0).
+  const void* k_head(int64_t layer, int64_t kv_head) const {
+    return k_.data() + layer * layer_bytes_ + span_bytes(kv_head * head_stride());
+  }
+  const void* v_head(int64_t layer, int64_t kv_head) const {
+    return v_.empty() ? nullptr
+                      : v_.data() + layer * layer_bytes_ + span_bytes(kv_head * head_stride());
+  }
   // Writes row_elems() floats (every KV head's head_dim values, head after head) for
   // position pos of layer l, converted to type(); v_row is ignored (may be null) in a
   // latent cache.
@@ -47,7 +60,7 @@ class KvCache {
                                      int64_t head_dim, DType type, bool with_values);
 
   int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
-  size_t layer_bytes_ = 0, elem_bytes_ = 0;
+  size_t layer_bytes_ = 0;
   DType type_ = DType::kF16;
   std::vector<uint8_t> k_, v_;
 };

@@ -217,10 +217,9 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
       const int64_t t0 = run_begin_[r], len = run_begin_[r + 1] - t0;
       const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
       KvCache& kv = *row_kv_[t0];
-      const size_t elem = kv.type() == DType::kF16 ? 2 : 4;
       kernels::AttentionArgs a;
-      a.k = static_cast<const uint8_t*>(kv.k(layer)) + kvh * kv.head_stride() * elem;
-      a.v = static_cast<const uint8_t*>(kv.v(layer)) + kvh * kv.head_stride() * elem;
+      a.k = kv.k_head(layer, kvh);
+      a.v = kv.v_head(layer, kvh);
       a.kv_type = kv.type();
       a.n_kv = row_pos_[t0 + len - 1] + 1;
       a.n_kv_heads = 1;

@@ -73,13 +73,15 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       "{\"model\":%s,\"type\":%s,\"isa\":%s,\"threads\":%d,\"test\":%s,\"n_tokens\":%lld,"
       "\"depth\":%lld,\"kv_bytes_per_token\":%llu,"
       "\"tok_s\":%.6g,\"tok_s_sd\":%.6g,\"bytes\":%llu,\"bytes_per_token\":%llu,"
-      "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f}",
+      "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f,"
+      "\"kv_type\":%s,\"kv_bytes_per_pos\":%llu}",
       json_string(m.name).c_str(), json_string(m.type).c_str(), json_string(roof.isa).c_str(),
       threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens),
       static_cast<long long>(r.depth), static_cast<unsigned long long>(r.kv_bytes_per_token),
       r.tok_s, r.tok_s_sd, static_cast<unsigned long long>(m.model_bytes),
       static_cast<unsigned long long>(m.bytes_per_token),
-      static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac);
+      static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac,
+      json_string(r.kv_type).c_str(), static_cast<unsigned long long>(r.kv_bytes_per_pos));
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {
@@ -123,18 +125,23 @@ std::string expert_usage_json_lines(const model::ExpertUsage& u) {
 std::string roofline_text(const Roofline& roof) {
   return format(
       "roofline (%s kernels):\n"
-      "  memory read:  %7.1f GB/s on 1 thread, %7.1f GB/s on %d threads\n"
+      "  memory read:  %7.1f GB/s on 1 thread, %7.1f GB/s on %d threads (best of %d passes)\n"
+      "                median %.1f, slowest %.1f; on %d threads median %.1f, slowest %.1f\n"
       "  FMA peak:     %7.1f GFLOP/s on 1 thread, %7.1f GFLOP/s on %d threads\n",
-      roof.isa, roof.read_gbps_1, roof.read_gbps_n, roof.threads, roof.fma_gflops_1,
-      roof.fma_gflops_n, roof.threads);
+      roof.isa, roof.read_gbps_1, roof.read_gbps_n, roof.threads, roof.read_passes,
+      roof.read_gbps_1_median, roof.read_gbps_1_min, roof.threads, roof.read_gbps_n_median,
+      roof.read_gbps_n_min, roof.fma_gflops_1, roof.fma_gflops_n, roof.threads);
 }
 
 std::string roofline_json_line(const Roofline& roof) {
   return format(
       "{\"test\":\"roofline\",\"isa\":%s,\"threads\":%d,\"read_gbps_1\":%.6g,"
-      "\"read_gbps_n\":%.6g,\"fma_gflops_1\":%.6g,\"fma_gflops_n\":%.6g}",
+      "\"read_gbps_n\":%.6g,\"fma_gflops_1\":%.6g,\"fma_gflops_n\":%.6g,"
+      "\"read_gbps_1_median\":%.6g,\"read_gbps_1_min\":%.6g,\"read_gbps_n_median\":%.6g,"
+      "\"read_gbps_n_min\":%.6g,\"read_passes\":%d}",
       json_string(roof.isa).c_str(), roof.threads, roof.read_gbps_1, roof.read_gbps_n,
-      roof.fma_gflops_1, roof.fma_gflops_n);
+      roof.fma_gflops_1, roof.fma_gflops_n, roof.read_gbps_1_median, roof.read_gbps_1_min,
+      roof.read_gbps_n_median, roof.read_gbps_n_min, roof.read_passes);
 }
 
 }  // namespace cohort::runtime

@@ -32,7 +32,7 @@ std::string bench_table_header();
 std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
-// bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac.
+// bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 
@@ -42,7 +42,9 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
 std::string expert_usage_text(const model::ExpertUsage& u);
 std::string expert_usage_json_lines(const model::ExpertUsage& u);
 
-// Several lines for people, and one JSON object with test "roofline".
+// Several lines for people, and one JSON object with test "roofline" (read_gbps_1/_n, the
+// best passes, and fma_gflops_1/_n; then the read passes' spread: read_gbps_1_median,
+// read_gbps_1_min, read_gbps_n_median, read_gbps_n_min, read_passes).
 std::string roofline_text(const Roofline& roof);
 std::string roofline_json_line(const Roofline& roof);
 

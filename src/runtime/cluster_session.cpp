@@ -270,8 +270,7 @@ Status ClusterSession::Impl::setup() {
       links.latency_us[i][j] = lat + options.link_delay_us;
       links.bandwidth_bytes_per_s[i][j] = rate;
     }
-  COHORT_ASSIGN_OR_RETURN(cluster::ModelDesc md,
-                          cluster::describe_model(*file, options.kv_type == DType::kF32 ? 4 : 2));
+  COHORT_ASSIGN_OR_RETURN(cluster::ModelDesc md, cluster::describe_model(*file, options.kv_type));
   cluster::PlanOptions po = options.plan;
   po.n_ctx = options.n_ctx;
   po.n_slots = options.n_slots;

@@ -125,7 +125,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       model::Transformer::create(file, model::ShardSpec::whole(hp), *comm, pool, kt, batch));
   const int64_t n_ctx =
       o.depth + std::max<int64_t>({o.n_prompt, o.n_gen > 0 ? kGenPromptTokens + o.n_gen : 0, 1});
-  COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(n_ctx, DType::kF16));
+  COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(n_ctx, o.kv_type));
   if (o.depth > 0) fill_depth(kv, hp.n_layers, o.depth);
   const double kv_bytes_per_pos = static_cast<double>(kv.bytes()) / static_cast<double>(n_ctx);
   // Bytes of cache a test's tokens read on average: token i of the test attends positions
@@ -170,6 +170,10 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     out.push_back(summarize(test_name("tg", o.n_gen, o.depth), o.n_gen, tok_s));
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
+  }
+  for (BenchResult& r : out) {
+    r.kv_type = std::string(dtype_name(o.kv_type));
+    r.kv_bytes_per_pos = kv.bytes() / static_cast<uint64_t>(n_ctx);
   }
   if (usage && model.expert_usage()) *usage = *model.expert_usage();
   return out;

@@ -40,10 +40,11 @@ struct ModelFacts {
 ModelFacts model_facts(const format::GgufFile& file);
 
 struct BenchOptions {
-  int64_t n_prompt = 128;  // pp test length; 0 skips it
-  int64_t n_gen = 64;      // tg test length; 0 skips it
-  int reps = 3;            // timed repetitions, >= 1
-  int64_t depth = 0;       // cache positions filled before each test
+  int64_t n_prompt = 128;       // pp test length; 0 skips it
+  int64_t n_gen = 64;           // tg test length; 0 skips it
+  int reps = 3;                 // timed repetitions, >= 1
+  int64_t depth = 0;            // cache positions filled before each test
+  DType kv_type = DType::kF16;  // the cache's element type (f16, f32 or q8_0)
 };
 
 // Positions of the untimed prompt before a tg test.
@@ -56,13 +57,15 @@ struct BenchResult {
   // KV cache bytes one token of the test reads on average (keys and values of every
   // position it attends, all layers): at depth, part of the bandwidth a token needs.
   uint64_t kv_bytes_per_token = 0;
-  double tok_s = 0;     // mean over repetitions
-  double tok_s_sd = 0;  // sample standard deviation (0 for one repetition)
+  std::string kv_type;            // the cache's element type ("f16", "q8_0")
+  uint64_t kv_bytes_per_pos = 0;  // cache bytes of one position (keys and values, all layers)
+  double tok_s = 0;               // mean over repetitions
+  double tok_s_sd = 0;            // sample standard deviation (0 for one repetition)
 };
 
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,
-// prompt steps of at most batch tokens, an F16 cache just long enough for the tests and the
-// depth), then
+// prompt steps of at most batch tokens, a cache of o.kv_type just long enough for the tests
+// and the depth), then
 // runs the pp test and the tg test. Token ids are fixed pseudo-random ids of the
 // vocabulary. Errors: the model cannot be built, or a forward step fails. usage, when given,
 // receives a mixture-of-experts model's routing counts over all tests (left empty for a

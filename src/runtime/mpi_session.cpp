@@ -179,7 +179,7 @@ Status MpiSession::Impl::start() {
         const double bi = i ? bandwidth[i] : 1e12, bj = j ? bandwidth[j] : 1e12;
         links.bandwidth_bytes_per_s[i][j] = std::min(bi, bj);
       }
-    auto md = cluster::describe_model(*file, options.kv_type == DType::kF32 ? 4 : 2);
+    auto md = cluster::describe_model(*file, options.kv_type);
     cluster::PlanOptions po = options.plan;
     po.n_ctx = options.n_ctx;
     auto p = md.is_ok() ? cluster::plan_placement(descs, links, *md, po)

@@ -1,7 +1,11 @@
 #include "runtime/roofline.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "core/clock.h"
@@ -9,30 +13,71 @@
 namespace cohort::runtime {
 namespace {
 
-constexpr int64_t kBufferFloats = int64_t{64} << 20;  // 256 MiB
-constexpr int kPasses = 5;
+constexpr int64_t kBufferFloats = int64_t{128} << 20;  // 512 MiB
+constexpr int64_t kWindowFloats = int64_t{16} << 20;   // 64 MiB read per pass
+constexpr int kWarmupPasses = 2;
+constexpr int kMinReadPasses = 24;
+constexpr int kMaxReadPasses = 400;
+constexpr double kReadSeconds = 0.75;  // per thread count, once the minimum passes are done
+constexpr int kPasses = 5;             // FMA runs
+constexpr size_t kHugePage = size_t{2} << 20;
 
-// Best GB/s of kPasses reads of x by nth threads of pool (nth = 1: the calling thread).
-double read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x, bool all) {
+struct ReadSpread {
+  double best = 0, median = 0, min = 0;
+  int passes = 0;
+};
+
+// GB/s of reads of successive windows of x by every thread of pool (all) or the calling
+// thread alone, pass after pass until kMinReadPasses are done and kReadSeconds have passed
+// (or kMaxReadPasses): best, median and slowest pass, and how many.
+ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x, bool all) {
   std::vector<float> sums(static_cast<size_t>(pool.size()), 0.0f);
-  double best = 0;
-  for (int pass = 0; pass <= kPasses; ++pass) {
+  std::vector<double> gbps;
+  constexpr int64_t kWindows = kBufferFloats / kWindowFloats;
+  const double start = now_s();
+  for (int pass = 0; pass < kWarmupPasses + kMaxReadPasses; ++pass) {
+    const int timed = pass - kWarmupPasses;
+    if (timed >= kMinReadPasses && now_s() - start > kReadSeconds) break;
+    const float* w = x + (pass % kWindows) * kWindowFloats;
     const double t0 = now_s();
     if (all) {
       pool.run([&](int ith, int nth) {
         int64_t b, e;
-        ThreadPool::split(kBufferFloats, ith, nth, &b, &e);
-        sums[ith] += kt.read_sum(x + b, e - b);
+        ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
+        sums[ith] += kt.read_sum(w + b, e - b);
       });
     } else {
-      sums[0] += kt.read_sum(x, kBufferFloats);
+      sums[0] += kt.read_sum(w, kWindowFloats);
     }
     const double dt = now_s() - t0;
-    if (pass > 0 && dt > 0) best = std::max(best, kBufferFloats * 4.0 / dt / 1e9);
+    if (pass >= kWarmupPasses && dt > 0) gbps.push_back(kWindowFloats * 4.0 / dt / 1e9);
   }
   volatile float keep = 0;
   for (float s : sums) keep = keep + s;
-  return best;
+  ReadSpread r;
+  r.passes = static_cast<int>(gbps.size());
+  if (gbps.empty()) return r;
+  std::sort(gbps.begin(), gbps.end());
+  r.min = gbps.front();
+  r.best = gbps.back();
+  const size_t n = gbps.size();
+  r.median = n % 2 ? gbps[n / 2] : (gbps[n / 2 - 1] + gbps[n / 2]) / 2;
+  return r;
+}
+
+// The probe's buffer: 2 MiB aligned, with transparent huge pages asked for (fewer TLB
+// misses, so page walks do not add noise to the reads); freed with std::free.
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+std::unique_ptr<float[], FreeDeleter> probe_buffer() {
+  const size_t bytes = static_cast<size_t>(kBufferFloats) * sizeof(float);
+  auto* p = static_cast<float*>(std::aligned_alloc(kHugePage, bytes));
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the probe reads 4 KiB pages
+#endif
+  return std::unique_ptr<float[], FreeDeleter>(p);
 }
 
 double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
@@ -76,16 +121,26 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   Roofline r;
   r.threads = pool.size();
   r.isa = kt.isa;
-  auto buf = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(kBufferFloats));
+  auto buf = probe_buffer();
   float* x = buf.get();
-  // Touch every page on the threads that will read it (first-touch placement).
+  // Touch every page on the thread that will read it (first-touch placement): within each
+  // window, the part each thread of the pool reads.
   pool.run([&](int ith, int nth) {
-    int64_t b, e;
-    ThreadPool::split(kBufferFloats, ith, nth, &b, &e);
-    std::fill(x + b, x + e, 1.0f);
+    for (int64_t w = 0; w < kBufferFloats; w += kWindowFloats) {
+      int64_t b, e;
+      ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
+      std::fill(x + w + b, x + w + e, 1.0f);
+    }
   });
-  r.read_gbps_1 = read_gbps(kt, pool, x, false);
-  r.read_gbps_n = read_gbps(kt, pool, x, true);
+  const ReadSpread one = read_gbps(kt, pool, x, false);
+  const ReadSpread all = read_gbps(kt, pool, x, true);
+  r.read_gbps_1 = one.best;
+  r.read_gbps_1_median = one.median;
+  r.read_gbps_1_min = one.min;
+  r.read_gbps_n = all.best;
+  r.read_gbps_n_median = all.median;
+  r.read_gbps_n_min = all.min;
+  r.read_passes = std::min(one.passes, all.passes);
   r.fma_gflops_1 = fma_gflops(kt, pool, false);
   r.fma_gflops_n = fma_gflops(kt, pool, true);
   return r;

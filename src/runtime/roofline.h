@@ -10,17 +10,28 @@ namespace cohort::runtime {
 
 struct Roofline {
   int threads = 0;          // pool size for the *_n numbers
-  double read_gbps_1 = 0;   // GB/s (1e9 bytes/s) reading memory, one thread
+  double read_gbps_1 = 0;   // GB/s (1e9 bytes/s) reading memory, one thread: the best pass
   double read_gbps_n = 0;   // the same with every thread of the pool
   double fma_gflops_1 = 0;  // GFLOP/s (2 per multiply-add lane), one thread
   double fma_gflops_n = 0;  // the same with every thread of the pool
   const char* isa = "ref";  // the kernel table whose probes ran
+  // The spread of the read passes behind read_gbps_1 / read_gbps_n (the best): their median
+  // and their slowest. On a quiet machine the three agree within a few percent; a median
+  // far below the best says other work shared the cores or the memory bus meanwhile.
+  double read_gbps_1_median = 0, read_gbps_1_min = 0;
+  double read_gbps_n_median = 0, read_gbps_n_min = 0;
+  int read_passes = 0;  // timed read passes per thread count (the fewer of the two)
 };
 
-// Measures on pool with kt's probes. Bandwidth: a streaming read-and-sum over a 256 MiB
-// buffer (far beyond any cache), each thread its own contiguous slice, best of 5 passes
-// (one warm-up first). FMA: register-resident chains on every thread, best of 5 runs of
-// about 20 ms. Takes about a second; allocates the buffer for the duration.
+// Measures on pool with kt's probes. Bandwidth: a streaming read-and-sum over windows of a
+// 512 MiB buffer (far beyond any cache; transparent huge pages asked for, every page
+// touched first by the thread that reads it), each thread its own contiguous part of the
+// window. After two warm-up passes, timed passes of 64 MiB each, every pass a different
+// window so nothing of it is left in the last-level cache, at least 24 and until 0.75 s
+// have passed (at most 400), on one thread and then on all: short passes are more often
+// spared a preemption on a loaded machine, and many of them give the best more chances.
+// FMA: register-resident chains on every thread, best of 5 runs of about 20 ms. Takes
+// about two seconds; allocates the buffer for the duration.
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 
 }  // namespace cohort::runtime

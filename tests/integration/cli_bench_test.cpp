@@ -61,9 +61,10 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
 TEST(CliBench, MixtureOfExpertsPrintsExpertUsage) {
   testing::TempDir dir;
   const std::string model = dir.file("moe.gguf");
-  ASSERT_EQ(run_command(kBin + " synth --arch qwen3moe --dim 64 --layers 2 --heads 4 --kv-heads 2 "
-                               "--experts 8 --experts-used 2 --expert-ffn 64 --vocab 320 -o " +
-                               model + " 2>/dev/null")
+  ASSERT_EQ(run_command(kBin +
+                        " synth --arch qwen3moe --dim 64 --layers 2 --heads 4 --kv-heads 2 "
+                        "--experts 8 --experts-used 2 --expert-ffn 64 --vocab 320 -o " +
+                        model + " 2>/dev/null")
                 .exit_code,
             0);
   auto r = run_command(kBin + " bench -m " + model + " -t 1 -p 6 -n 4 -r 1 --json 2>/dev/null");
@@ -118,6 +119,17 @@ TEST(CliBench, RooflineAlone) {
   EXPECT_EQ(lines[0].value("threads", 0), 2);
   for (const char* key : {"read_gbps_1", "read_gbps_n", "fma_gflops_1", "fma_gflops_n"}) {
     EXPECT_GT(lines[0].value(key, 0.0), 0.0) << key << ": " << r.out;
+  }
+  // The read passes' spread: slowest <= median <= best, on 1 and on N threads.
+  EXPECT_GE(lines[0].value("read_passes", 0), 5) << r.out;
+  for (const char* n : {"1", "n"}) {
+    const std::string key = std::string("read_gbps_") + n;
+    const double best = lines[0].value(key, 0.0);
+    const double median = lines[0].value(key + "_median", 0.0);
+    const double slowest = lines[0].value(key + "_min", 0.0);
+    EXPECT_GT(slowest, 0.0) << r.out;
+    EXPECT_LE(slowest, median) << r.out;
+    EXPECT_LE(median, best) << r.out;
   }
   auto text = run_command(kBin + " bench --roofline -t 1");
   EXPECT_EQ(text.exit_code, 0);

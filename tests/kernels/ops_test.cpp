@@ -9,19 +9,24 @@
 //   softmax   rel 1e-5, abs 1e-9  (vector exp is within 2e-7 relative of expf)
 //   silu_mul  rel 1e-5, abs 1e-6
 //   attention abs 2e-5 * max|v| against the reference; the reference against double
-//             precision abs 1e-5 * max|v|
+//             precision abs 1e-5 * max|v|. For a Q8_0 cache both sides read the same
+//             decoded values (scale x int8, exact in float), so the tolerances are the same.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fp16.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/quantize.h"
 
 namespace cohort::kernels {
 namespace {
@@ -325,11 +330,33 @@ struct AttnCase {
 std::string describe(const AttnCase& c) {
   return "heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " +
          std::to_string(c.head_dim) + " n_kv " + std::to_string(c.n_kv) + " pad " +
-         std::to_string(c.pad) + (c.kv_type == DType::kF16 ? " f16" : " f32");
+         std::to_string(c.pad) + " " + std::string(dtype_name(c.kv_type));
 }
 
-// A filled-in problem. K/V are kept both as stored (F16 bits or floats) and as the floats
-// they represent, for the brute force. Padding holds NaN so that reading it shows up.
+// The cache types the attention kernels read.
+constexpr DType kKvTypes[] = {DType::kF16, DType::kF32, DType::kQ8_0};
+
+// Head dims for a test over type: float_dims as given for F16/F32; for Q8_0 (whole blocks
+// of 32 only) those that are multiples of 32, plus 544 whenever one is not, so the
+// generic path (head_dim above the tiled path's 512) is still covered.
+std::vector<int64_t> head_dims_for(DType type, std::initializer_list<int64_t> float_dims) {
+  if (type != DType::kQ8_0) return float_dims;
+  std::vector<int64_t> dims;
+  bool generic = false;
+  for (int64_t hd : float_dims) {
+    if (hd % kQK == 0) {
+      dims.push_back(hd);
+    } else {
+      generic = true;
+    }
+  }
+  if (generic) dims.push_back(544);
+  return dims;
+}
+
+// A filled-in problem. K/V are kept both as stored (F16 bits, floats or Q8_0 blocks) and as
+// the floats they represent, for the brute force. Padding holds NaN so that reading it
+// shows up (in Q8_0: blocks with a NaN scale).
 struct AttnProblem {
   AttnCase c;
   int64_t kv_stride = 0;
@@ -337,12 +364,20 @@ struct AttnProblem {
   std::vector<float> k, v;         // as floats (exactly what the cache holds)
   std::vector<uint16_t> k16, v16;  // F16 storage
   std::vector<float> k32, v32;     // F32 storage
+  std::vector<BlockQ8_0> k8, v8;   // Q8_0 storage
+
+  const void* stored(const std::vector<uint16_t>& s16, const std::vector<float>& s32,
+                     const std::vector<BlockQ8_0>& s8) const {
+    if (c.kv_type == DType::kF16) return s16.data();
+    if (c.kv_type == DType::kQ8_0) return s8.data();
+    return s32.data();
+  }
 
   AttentionArgs args(float* out) const {
     AttentionArgs a;
     a.q = q.data();
-    a.k = c.kv_type == DType::kF16 ? static_cast<const void*>(k16.data()) : k32.data();
-    a.v = c.kv_type == DType::kF16 ? static_cast<const void*>(v16.data()) : v32.data();
+    a.k = stored(k16, k32, k8);
+    a.v = stored(v16, v32, v8);
     a.kv_type = c.kv_type;
     a.n_kv = c.n_kv;
     a.n_heads = c.n_heads;
@@ -355,8 +390,13 @@ struct AttnProblem {
   }
 };
 
+// Stores element i (kv, vv) in the problem's cache type. Q8_0 only takes the floats here:
+// encode_q8 (after the last store) turns them into blocks and the values those decode to.
 void store_kv(AttnProblem& p, size_t i, float kv, float vv) {
-  if (p.c.kv_type == DType::kF16) {
+  if (p.c.kv_type == DType::kQ8_0) {
+    p.k[i] = kv;
+    p.v[i] = vv;
+  } else if (p.c.kv_type == DType::kF16) {
     p.k16[i] = f32_to_fp16(kv);
     p.v16[i] = f32_to_fp16(vv);
     p.k[i] = fp16_to_f32(p.k16[i]);
@@ -364,6 +404,21 @@ void store_kv(AttnProblem& p, size_t i, float kv, float vv) {
   } else {
     p.k32[i] = p.k[i] = kv;
     p.v32[i] = p.v[i] = vv;
+  }
+}
+
+// Q8_0: encodes every position's blocks (not the padding's) from the floats in p.k / p.v,
+// which then become the values the blocks decode to. Other types: nothing to do.
+void encode_q8(AttnProblem& p) {
+  if (p.c.kv_type != DType::kQ8_0) return;
+  const int64_t row = p.c.n_kv_heads * p.c.head_dim;
+  for (auto [floats, blocks] : {std::pair{&p.k, &p.k8}, std::pair{&p.v, &p.v8}}) {
+    for (int64_t t = 0; t < p.c.n_kv; ++t) {
+      float* x = floats->data() + t * p.kv_stride;
+      BlockQ8_0* b = blocks->data() + t * p.kv_stride / kQK;
+      quantize_row_q8_0(x, b, row);
+      dequantize_row_q8_0(b, x, row);
+    }
   }
 }
 
@@ -379,6 +434,11 @@ AttnProblem make_problem(const AttnCase& c, Rng& rng) {
   if (c.kv_type == DType::kF16) {
     p.k16.assign(total, 0x7e00);
     p.v16.assign(total, 0x7e00);
+  } else if (c.kv_type == DType::kQ8_0) {
+    BlockQ8_0 nan_block{};
+    nan_block.d = 0x7e00;
+    p.k8.assign(total / kQK, nan_block);
+    p.v8.assign(total / kQK, nan_block);
   } else {
     p.k32.assign(total, nan);
     p.v32.assign(total, nan);
@@ -389,6 +449,7 @@ AttnProblem make_problem(const AttnCase& c, Rng& rng) {
                rng.uniform_f32(-1.0f, 1.0f));
     }
   }
+  encode_q8(p);
   return p;
 }
 
@@ -435,8 +496,8 @@ std::vector<float> run_attention(const KernelTable& t, const AttnProblem& p) {
 
 std::vector<AttnCase> attention_cases() {
   std::vector<AttnCase> cases;
-  for (DType type : {DType::kF16, DType::kF32}) {
-    for (int64_t hd : {8, 64, 128, 12}) {
+  for (DType type : kKvTypes) {
+    for (int64_t hd : head_dims_for(type, {8, 64, 128, 12, 32})) {
       for (int64_t n_kv : {1, 2, 17, 300, 5000}) {
         AttnCase c;
         c.kv_type = type;
@@ -447,6 +508,15 @@ std::vector<AttnCase> attention_cases() {
     }
     // Other head layouts: no GQA, MQA with many heads, padded stride, peaky scores.
     cases.push_back({4, 4, 64, 129, 0, type, 1.0f});
+    if (type == DType::kQ8_0) {  // whole blocks only: padding and head dims of 32s
+      cases.push_back({20, 1, 64, 77, 0, type, 1.0f});
+      cases.push_back({6, 3, 96, 65, 32, type, 1.0f});
+      cases.push_back({8, 2, 64, 1000, 32, type, 1.0f});
+      cases.push_back({7, 7, 160, 33, 64, type, 1.0f});
+      cases.push_back({8, 2, 64, 700, 0, type, 4.0f});
+      cases.push_back({12, 4, 544, 50, 32, type, 1.0f});  // above the tiled path's head_dim
+      continue;
+    }
     cases.push_back({20, 1, 64, 77, 0, type, 1.0f});
     cases.push_back({6, 3, 24, 65, 8, type, 1.0f});
     cases.push_back({8, 2, 64, 1000, 16, type, 1.0f});
@@ -484,9 +554,9 @@ TEST(Attention, EveryTableMatchesReference) {
 TEST(Attention, GqaReadsKvHeadOfGroup) {
   // 8 query heads over 2 KV heads: heads 0-3 read KV head 0, heads 4-7 KV head 1. V of KV
   // head g is the same at every position, (g + 1) * 10 + d, so whatever the softmax weights,
-  // head h outputs exactly that row.
-  for (DType type : {DType::kF16, DType::kF32}) {
-    for (int64_t hd : {8, 64, 12}) {
+  // head h outputs exactly that row (as the cache holds it: Q8_0 rounds it).
+  for (DType type : kKvTypes) {
+    for (int64_t hd : head_dims_for(type, {8, 64, 12})) {
       Rng rng(12);
       AttnCase c;
       c.kv_type = type;
@@ -501,12 +571,17 @@ TEST(Attention, GqaReadsKvHeadOfGroup) {
           }
         }
       }
+      encode_q8(p);
       for (const KernelTable* t : tables()) {
         const std::vector<float> out = run_attention(*t, p);
         for (int64_t h = 0; h < 8; ++h) {
           for (int64_t d = 0; d < hd; ++d) {
-            EXPECT_NEAR(out[static_cast<size_t>(h * hd + d)], (h / 4 + 1) * 10 + d, 1e-3)
-                << t->isa << " head " << h << " dim " << d << " hd " << hd;
+            const float row = p.v[static_cast<size_t>((h / 4) * hd + d)];
+            // Q8_0: within half a step of a block whose largest value is below 20 + hd.
+            EXPECT_NEAR(row, (h / 4 + 1) * 10 + d, type == DType::kQ8_0 ? (20.0 + hd) / 254 : 1e-3);
+            EXPECT_NEAR(out[static_cast<size_t>(h * hd + d)], row, 1e-3)
+                << t->isa << " head " << h << " dim " << d << " hd " << hd << " "
+                << dtype_name(type);
           }
         }
       }
@@ -519,8 +594,8 @@ TEST(Attention, GqaReadsKvHeadOfGroup) {
 // tiled path (head_dim 64, limits around tile edges) and the generic one (head_dim 12).
 TEST(Attention, PerHeadLimitsEqualSingleHeadCalls) {
   Rng rng(17);
-  for (DType type : {DType::kF16, DType::kF32}) {
-    for (int64_t hd : {64, 12}) {
+  for (DType type : kKvTypes) {
+    for (int64_t hd : head_dims_for(type, {64, 12})) {
       AttnCase c;
       c.n_heads = 10;
       c.n_kv_heads = 1;
@@ -559,8 +634,8 @@ TEST(Attention, PerHeadLimitsEqualSingleHeadCalls) {
 
 TEST(Attention, HeadRangeComputesOnlyThoseHeads) {
   Rng rng(13);
-  for (DType type : {DType::kF16, DType::kF32}) {
-    for (int64_t hd : {64, 12}) {
+  for (DType type : kKvTypes) {
+    for (int64_t hd : head_dims_for(type, {64, 12})) {
       AttnCase c;
       c.kv_type = type;
       c.head_dim = hd;
@@ -591,8 +666,8 @@ TEST(Attention, HeadRangeComputesOnlyThoseHeads) {
 TEST(Attention, GrowingScoresRescaleCorrectly) {
   // Scores rise along the sequence so the running max grows in every tile, and span a
   // range wide enough that early positions underflow to zero weight.
-  for (DType type : {DType::kF16, DType::kF32}) {
-    for (int64_t hd : {8, 64, 128}) {
+  for (DType type : kKvTypes) {
+    for (int64_t hd : head_dims_for(type, {8, 64, 128})) {
       Rng rng(14);
       AttnCase c;
       c.kv_type = type;
@@ -606,6 +681,7 @@ TEST(Attention, GrowingScoresRescaleCorrectly) {
           store_kv(p, j, static_cast<float>(t) * 0.04f / std::sqrt(static_cast<float>(hd)), p.v[j]);
         }
       }
+      encode_q8(p);
       const std::vector<float> want = brute_force(p);
       for (const KernelTable* t : tables()) {
         // F16 keys make the scores coarse (~1e-3 relative at 120), so compare with a wider

@@ -1,7 +1,7 @@
 // Transformer::forward_batch: several sequences at different positions in one forward give
 // each exactly the logits it gets alone through forward(), on the trained stories260K and on
-// synthetic models of each quantized type, and it rejects malformed batches with a clear
-// error.
+// synthetic models of each quantized type (and with a Q8_0 cache), and it rejects malformed
+// batches with a clear error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +19,8 @@ namespace {
 constexpr int64_t kCtx = 64;
 
 struct Model {
-  Model(const std::string& path) : pool(2), comm(comm::make_local_communicator()) {
+  explicit Model(const std::string& path, DType cache_type = DType::kF16)
+      : kv_type(cache_type), pool(2), comm(comm::make_local_communicator()) {
     auto f = format::GgufFile::open(path);
     EXPECT_TRUE(f.is_ok()) << f.status().message();
     file = std::make_unique<format::GgufFile>(std::move(f).value());
@@ -28,9 +29,10 @@ struct Model {
                                                  kernels::best(), 32)
                           .value());
   }
-  model::KvCache cache() { return std::move(model->new_cache(kCtx, DType::kF16).value()); }
+  model::KvCache cache() { return std::move(model->new_cache(kCtx, kv_type).value()); }
   int64_t n_vocab() const { return model->hparams().n_vocab; }
 
+  DType kv_type;
   ThreadPool pool;
   std::unique_ptr<comm::Communicator> comm;
   std::unique_ptr<format::GgufFile> file;
@@ -125,23 +127,37 @@ TEST(BatchedForwardTest, Stories260KSequencesMatchEachAlone) {
   expect_batched_matches_alone(m);
 }
 
+// A small synthetic llama (heads of 32 dims) with weights of type, written into dir.
+std::string small_model(const testing::TempDir& dir, DType type) {
+  model::SynthConfig c;
+  c.dim = 128;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_dim = 256;
+  c.n_vocab = 512;
+  c.type = type;
+  const std::string path = dir.file("m.gguf");
+  Status w = model::write_synthetic_model(c, path);
+  EXPECT_TRUE(w.is_ok()) << w.message();
+  return path;
+}
+
 TEST(BatchedForwardTest, QuantizedSequencesMatchEachAlone) {
   testing::TempDir dir;
   for (DType type : {DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
-    model::SynthConfig c;
-    c.dim = 128;
-    c.n_heads = 4;
-    c.n_kv_heads = 2;
-    c.ffn_dim = 256;
-    c.n_vocab = 512;
-    c.type = type;
-    const std::string path = dir.file("m.gguf");
-    Status w = model::write_synthetic_model(c, path);
-    ASSERT_TRUE(w.is_ok()) << w.message();
-    Model m(path);
+    Model m(small_model(dir, type));
     expect_batched_matches_alone(m);
   }
+}
+
+// With a Q8_0 cache (head_dim 32 here) too: a prompt chunk's rows share one pass over the
+// quantized cache with their own causal limits and still get the bits of single calls.
+TEST(BatchedForwardTest, Q8CacheSequencesMatchEachAlone) {
+  testing::TempDir dir;
+  Model m(small_model(dir, DType::kQ8_0), DType::kQ8_0);
+  ASSERT_EQ(m.cache().type(), DType::kQ8_0);
+  expect_batched_matches_alone(m);
 }
 
 TEST(BatchedForwardTest, RejectsMalformedBatches) {

@@ -6,6 +6,7 @@
 
 #include "core/fp16.h"
 #include "kernels/registry.h"
+#include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
 namespace {
@@ -59,6 +60,10 @@ void add_ref(const float* a, const float* b, float* out, int64_t n) {
 
 inline float kv_at(const void* base, DType type, int64_t index) {
   if (type == DType::kF16) return fp16_to_f32(static_cast<const uint16_t*>(base)[index]);
+  if (type == DType::kQ8_0) {
+    const BlockQ8_0& b = static_cast<const BlockQ8_0*>(base)[index / kQK];
+    return fp16_to_f32(b.d) * static_cast<float>(b.qs[index % kQK]);
+  }
   return static_cast<const float*>(base)[index];
 }
 

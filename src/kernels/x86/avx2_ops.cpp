@@ -5,18 +5,23 @@
 // outer loop and KV heads the inner one, so the cache is walked in address order, and the
 // query heads sharing a KV head are processed together, so each K/V tile is read once per
 // group. Per tile and KV head:
-//   - K rows are staged as floats (F16 through _mm256_cvtph_ps) while this tile's V and
-//     the next tile's K are prefetched (rows of one KV head lie kv_stride apart);
+//   - K rows are staged as floats (F16 through _mm256_cvtph_ps, a Q8_0 block as its scale
+//     times its int8 widened to floats) while this tile's V and the next tile's K are
+//     prefetched (rows of one KV head lie kv_stride apart);
 //   - scores s = scale * q.k for every query head of the group, 8 positions at a time;
 //   - the running max m and sum l per head are updated, and the accumulator (the out row
 //     itself) is rescaled by exp(m_old - m_new) when the max grows;
 //   - out += sum_t p_t v_t, 16 dims x up to 4 heads in registers, each V vector converted
-//     once and used by all heads.
+//     once (Q8_0: 16 int8 of one block and its scale) and used by all heads.
+// Q8_0 is decoded to floats rather than multiplied as int8 with a quantized q: the scores
+// and the weighted sum then keep float precision, and at long contexts the kernel waits on
+// memory, where Q8_0 already reads about half the bytes of F16.
 // At the end out is divided by l. head_dim not a multiple of 8 (or above 512) takes a
 // simpler two-pass path through scratch with scalar tails.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "kernels/registry.h"
@@ -130,12 +135,78 @@ constexpr int64_t kMaxTile = 64;       // positions per tile
 constexpr int64_t kMaxHeads = 256;     // query heads handled in one sweep over the cache
 constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
 
-template <bool kF16>
-inline __m256 load_kv8(const void* base, int64_t index) {
-  if constexpr (kF16) {
-    return avx2::load_f16x8(static_cast<const uint16_t*>(base) + index);
+// The cache element types: a template parameter, so that each gets its own loops.
+enum class Kv { kF32, kF16, kQ8 };
+
+constexpr int64_t kQ8Block = 32;       // values per Q8_0 block
+constexpr int64_t kQ8BlockBytes = 34;  // f16 scale + 32 int8
+
+// Bytes of n consecutive cache elements (for kQ8 n is a multiple of 32).
+template <Kv kKind>
+constexpr int64_t kv_bytes(int64_t n) {
+  if constexpr (kKind == Kv::kF32) return n * 4;
+  if constexpr (kKind == Kv::kF16) return n * 2;
+  return n / kQ8Block * kQ8BlockBytes;
+}
+
+// A Q8_0 block's scale, in every lane.
+inline __m256 q8_scale(const char* block) {
+  uint16_t bits;
+  std::memcpy(&bits, block, sizeof bits);
+  return _mm256_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
+}
+
+// 8 int8 at p -> 8 floats.
+inline __m256 i8x8_to_ps(const char* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Values d..d+7 of the cache row starting at row (a position of one KV head); d is a
+// multiple of 8.
+template <Kv kKind>
+inline __m256 load_kv8(const char* row, int64_t d) {
+  if constexpr (kKind == Kv::kF16) {
+    return avx2::load_f16x8(reinterpret_cast<const uint16_t*>(row) + d);
+  } else if constexpr (kKind == Kv::kF32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
   } else {
-    return _mm256_loadu_ps(static_cast<const float*>(base) + index);
+    const char* block = row + d / kQ8Block * kQ8BlockBytes;
+    return _mm256_mul_ps(q8_scale(block), i8x8_to_ps(block + 2 + d % kQ8Block));
+  }
+}
+
+// Values d..d+15 of a cache row; d is a multiple of 16 (so one Q8_0 block holds them all
+// and its scale is read once).
+template <Kv kKind>
+inline void load_kv16(const char* row, int64_t d, __m256& lo, __m256& hi) {
+  if constexpr (kKind == Kv::kQ8) {
+    const char* block = row + d / kQ8Block * kQ8BlockBytes;
+    const __m256 scale = q8_scale(block);
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + d % kQ8Block));
+    lo = _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+    hi = _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
+  } else {
+    lo = load_kv8<kKind>(row, d);
+    hi = load_kv8<kKind>(row, d + 8);
+  }
+}
+
+// The hd values of one cache row as floats into dst (32-byte aligned); hd a multiple of 8
+// (of 32 for kQ8, whose blocks are decoded with one scale each).
+template <Kv kKind>
+inline void row_to_floats(const char* row, int64_t hd, float* dst) {
+  if constexpr (kKind == Kv::kQ8) {
+    for (int64_t b = 0; b < hd / kQ8Block; ++b) {
+      const char* block = row + b * kQ8BlockBytes;
+      const __m256 scale = q8_scale(block);
+#pragma GCC unroll 4
+      for (int64_t i = 0; i < kQ8Block; i += 8) {
+        _mm256_store_ps(dst + b * kQ8Block + i, _mm256_mul_ps(scale, i8x8_to_ps(block + 2 + i)));
+      }
+    }
+  } else {
+    for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(dst + d, load_kv8<kKind>(row, d));
   }
 }
 
@@ -171,9 +242,10 @@ void qk_scores(const float* q, const float* k, int64_t k_stride, int64_t cnt, in
 }
 
 // out[h] += sum_{t < cnt} p[h][t] * v_t for NH consecutive heads (out rows hd apart, p rows
-// kMaxTile apart); v_t at v + t*stride (elements).
-template <int kNH, bool kF16>
-void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const float* p, float* out) {
+// kMaxTile apart); v_t at v + t*stride_b (bytes).
+template <int kNH, Kv kKind>
+void pv_accum(const char* v, int64_t stride_b, int64_t cnt, int64_t hd, const float* p,
+              float* out) {
   int64_t d = 0;
   for (; d + 16 <= hd; d += 16) {
     __m256 acc[kNH][2];
@@ -183,8 +255,8 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
       acc[h][1] = _mm256_loadu_ps(out + h * hd + d + 8);
     }
     for (int64_t t = 0; t < cnt; ++t) {
-      const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
-      const __m256 v1 = load_kv8<kF16>(v, t * stride + d + 8);
+      __m256 v0, v1;
+      load_kv16<kKind>(v + t * stride_b, d, v0, v1);
 #pragma GCC unroll 4
       for (int h = 0; h < kNH; ++h) {
         const __m256 b = _mm256_broadcast_ss(p + h * kMaxTile + t);
@@ -198,12 +270,12 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
       _mm256_storeu_ps(out + h * hd + d + 8, acc[h][1]);
     }
   }
-  if (d < hd) {  // hd % 16 == 8: one last vector
+  if (d < hd) {  // hd % 16 == 8: one last vector (never for kQ8, hd % 32 == 0)
     __m256 acc[kNH];
 #pragma GCC unroll 4
     for (int h = 0; h < kNH; ++h) acc[h] = _mm256_loadu_ps(out + h * hd + d);
     for (int64_t t = 0; t < cnt; ++t) {
-      const __m256 v0 = load_kv8<kF16>(v, t * stride + d);
+      const __m256 v0 = load_kv8<kKind>(v + t * stride_b, d);
 #pragma GCC unroll 4
       for (int h = 0; h < kNH; ++h) {
         acc[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * kMaxTile + t), v0, acc[h]);
@@ -214,22 +286,24 @@ void pv_accum(const void* v, int64_t stride, int64_t cnt, int64_t hd, const floa
   }
 }
 
-template <bool kF16>
-void pv_heads(const void* v, int64_t stride, int64_t cnt, int64_t hd, int64_t nh, const float* p,
+template <Kv kKind>
+void pv_heads(const char* v, int64_t stride_b, int64_t cnt, int64_t hd, int64_t nh, const float* p,
               float* out) {
   int64_t h = 0;
-  for (; h + 4 <= nh; h += 4) pv_accum<4, kF16>(v, stride, cnt, hd, p + h * kMaxTile, out + h * hd);
+  for (; h + 4 <= nh; h += 4) {
+    pv_accum<4, kKind>(v, stride_b, cnt, hd, p + h * kMaxTile, out + h * hd);
+  }
   const float* pr = p + h * kMaxTile;
   float* o = out + h * hd;
   switch (nh - h) {
     case 3:
-      pv_accum<3, kF16>(v, stride, cnt, hd, pr, o);
+      pv_accum<3, kKind>(v, stride_b, cnt, hd, pr, o);
       break;
     case 2:
-      pv_accum<2, kF16>(v, stride, cnt, hd, pr, o);
+      pv_accum<2, kKind>(v, stride_b, cnt, hd, pr, o);
       break;
     case 1:
-      pv_accum<1, kF16>(v, stride, cnt, hd, pr, o);
+      pv_accum<1, kKind>(v, stride_b, cnt, hd, pr, o);
       break;
     default:
       break;
@@ -265,16 +339,16 @@ inline void online_softmax_tile(float* s, int64_t cnt8, float& m, float& l, floa
   l += hsum(vsum);
 }
 
-// Heads [hb, he), he - hb <= kMaxHeads; hd a multiple of 8, at most kMaxHeadDim. Tiles of
-// positions are the outer loop and the KV heads the inner one, so that memory is walked in
-// address order (a position holds all KV heads side by side).
-template <bool kF16>
+// Heads [hb, he), he - hb <= kMaxHeads; hd a multiple of 8 (of 32 for kQ8), at most
+// kMaxHeadDim. Tiles of positions are the outer loop and the KV heads the inner one, so
+// that memory is walked in address order (a position holds all KV heads side by side).
+template <Kv kKind>
 void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
-  constexpr int64_t kElem = kF16 ? 2 : 4;  // bytes per K/V element
   const int64_t hd = a.head_dim;
   const int64_t group = a.n_heads / a.n_kv_heads;
   const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 8 * 8;
-  const int64_t stride_b = a.kv_stride * kElem;
+  const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
+  const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
   alignas(32) float kbuf[kKBufFloats];
   alignas(32) float s[kMaxHeads * kMaxTile];
   float m[kMaxHeads];
@@ -292,25 +366,23 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
     for (int64_t gh0 = hb; gh0 < he;) {
       const int64_t kvh = gh0 / group;
       const int64_t gh1 = std::min(he, (kvh + 1) * group);
-      const int64_t row0 = t0 * a.kv_stride + kvh * hd;
-      const char* k_tile = static_cast<const char*>(a.k) + row0 * kElem;
-      const char* v_tile = static_cast<const char*>(a.v) + row0 * kElem;
+      const int64_t row0_b = kv_bytes<kKind>(t0 * a.kv_stride + kvh * hd);
+      const char* k_tile = static_cast<const char*>(a.k) + row0_b;
+      const char* v_tile = static_cast<const char*>(a.v) + row0_b;
 
       // Stage this tile's K as floats; meanwhile ask for this tile's V (needed after the
-      // scores) and the next tile's K. (The prefetches ride in this loop because GCC deletes
-      // loops that do nothing but prefetch.)
+      // scores) and the next tile's K, a cache line at a time. (The prefetches ride in this
+      // loop because GCC deletes loops that do nothing but prefetch.)
       for (int64_t j = 0; j < cnt; ++j) {
         const char* krow = k_tile + j * stride_b;
         const char* vrow = v_tile + j * stride_b;
         const bool has_next = j < next_cnt;
         const char* knext = has_next ? krow + tile * stride_b : krow;
-        for (int64_t d = 0; d < hd; d += 8) {
-          if ((d * kElem) % 64 == 0) {
-            _mm_prefetch(vrow + d * kElem, _MM_HINT_T0);
-            if (has_next) _mm_prefetch(knext + d * kElem, _MM_HINT_T1);
-          }
-          _mm256_store_ps(kbuf + j * hd + d, load_kv8<kF16>(krow, d));
+        for (int64_t b = 0; b < row_b; b += 64) {
+          _mm_prefetch(vrow + b, _MM_HINT_T0);
+          if (has_next) _mm_prefetch(knext + b, _MM_HINT_T1);
         }
+        row_to_floats<kKind>(krow, hd, kbuf + j * hd);
       }
 
       for (int64_t h = gh0; h < gh1; ++h) {
@@ -326,7 +398,7 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
         for (int64_t j = (own + 7) / 8 * 8; j < cnt8; ++j) sh[j] = kNegInf;
         online_softmax_tile(sh, cnt8, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
       }
-      pv_heads<kF16>(v_tile, a.kv_stride, cnt, hd, gh1 - gh0, s, a.out + gh0 * hd);
+      pv_heads<kKind>(v_tile, stride_b, cnt, hd, gh1 - gh0, s, a.out + gh0 * hd);
       gh0 = gh1;
     }
   }
@@ -340,8 +412,22 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
   }
 }
 
+// One value of a float or half cache row (the generic path's tails; a Q8_0 row has none).
+template <Kv kKind>
+inline float kv_scalar(const char* row, int64_t d) {
+  if constexpr (kKind == Kv::kF16) {
+    uint16_t bits;
+    std::memcpy(&bits, row + 2 * d, sizeof bits);
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
+  } else {
+    float x;
+    std::memcpy(&x, row + 4 * d, sizeof x);
+    return x;
+  }
+}
+
 // Two-pass fallback for any head_dim: scores into scratch, softmax, then out = sum p_t v_t.
-template <bool kF16>
+template <Kv kKind>
 void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   const int64_t hd = a.head_dim;
   const int64_t n_kv = a.n_kv_of_head ? a.n_kv_of_head[h] : a.n_kv;
@@ -349,62 +435,63 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   const int64_t kv_off = (h / (a.n_heads / a.n_kv_heads)) * hd;
   const float* q = a.q + h * hd;
   float* out = a.out + h * hd;
-  auto scalar_at = [](const void* base, int64_t index) {
-    if constexpr (kF16) {
-      uint16_t bits = static_cast<const uint16_t*>(base)[index];
-      return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
-    } else {
-      return static_cast<const float*>(base)[index];
-    }
-  };
+  const auto* k = static_cast<const char*>(a.k);
+  const auto* v = static_cast<const char*>(a.v);
   for (int64_t t = 0; t < n_kv; ++t) {
-    const int64_t row = t * a.kv_stride + kv_off;
+    const char* row = k + kv_bytes<kKind>(t * a.kv_stride + kv_off);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t d = 0; d < hd8; d += 8) {
-      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load_kv8<kF16>(a.k, row + d), acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load_kv8<kKind>(row, d), acc);
     }
     float dot = hsum(acc);
-    for (int64_t d = hd8; d < hd; ++d) dot += q[d] * scalar_at(a.k, row + d);
+    if constexpr (kKind != Kv::kQ8) {
+      for (int64_t d = hd8; d < hd; ++d) dot += q[d] * kv_scalar<kKind>(row, d);
+    }
     scratch[t] = dot * a.scale;
   }
   softmax_avx2(scratch, n_kv);
   for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
   for (int64_t t = 0; t < n_kv; ++t) {
-    const int64_t row = t * a.kv_stride + kv_off;
+    const char* row = v + kv_bytes<kKind>(t * a.kv_stride + kv_off);
     const float p = scratch[t];
     const __m256 vp = _mm256_set1_ps(p);
     for (int64_t d = 0; d < hd8; d += 8) {
       _mm256_storeu_ps(out + d,
-                       _mm256_fmadd_ps(vp, load_kv8<kF16>(a.v, row + d), _mm256_loadu_ps(out + d)));
+                       _mm256_fmadd_ps(vp, load_kv8<kKind>(row, d), _mm256_loadu_ps(out + d)));
     }
-    for (int64_t d = hd8; d < hd; ++d) out[d] += p * scalar_at(a.v, row + d);
+    if constexpr (kKind != Kv::kQ8) {
+      for (int64_t d = hd8; d < hd; ++d) out[d] += p * kv_scalar<kKind>(row, d);
+    }
+  }
+}
+
+template <Kv kKind>
+void attention_of_kind(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
+                       float* scratch) {
+  if (a.head_dim % 8 != 0 || a.head_dim > kMaxHeadDim) {
+    for (int64_t h = head_begin; h < head_end; ++h) attend_head_generic<kKind>(a, h, scratch);
+    return;
+  }
+  for (int64_t hb = head_begin; hb < head_end; hb += kMaxHeads) {
+    attend_heads<kKind>(a, hb, std::min(head_end, hb + kMaxHeads));
   }
 }
 
 void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end, float* scratch) {
-  const int64_t hd = a.head_dim;
-  const bool f16 = a.kv_type == DType::kF16;
   if (a.n_kv <= 0) {
-    for (int64_t i = head_begin * hd; i < head_end * hd; ++i) a.out[i] = 0.0f;
+    for (int64_t i = head_begin * a.head_dim; i < head_end * a.head_dim; ++i) a.out[i] = 0.0f;
     return;
   }
-  if (hd % 8 != 0 || hd > kMaxHeadDim) {
-    for (int64_t h = head_begin; h < head_end; ++h) {
-      if (f16) {
-        attend_head_generic<true>(a, h, scratch);
-      } else {
-        attend_head_generic<false>(a, h, scratch);
-      }
-    }
-    return;
-  }
-  for (int64_t hb = head_begin; hb < head_end; hb += kMaxHeads) {
-    const int64_t he = std::min(head_end, hb + kMaxHeads);
-    if (f16) {
-      attend_heads<true>(a, hb, he);
-    } else {
-      attend_heads<false>(a, hb, he);
-    }
+  switch (a.kv_type) {
+    case DType::kF16:
+      attention_of_kind<Kv::kF16>(a, head_begin, head_end, scratch);
+      break;
+    case DType::kQ8_0:
+      attention_of_kind<Kv::kQ8>(a, head_begin, head_end, scratch);
+      break;
+    default:
+      attention_of_kind<Kv::kF32>(a, head_begin, head_end, scratch);
+      break;
   }
 }
 
