@@ -41,9 +41,18 @@ enum MessageType : uint16_t {
   // (str reason) when the peer cannot be reached.
   kMsgProbePeer = 17,
   kMsgPeerLink = 18,
+  // Liveness: a worker sends one, unasked, every kHeartbeatIntervalMs while it serves steps
+  // (after joining the data plane, until its step loop ends). The head reads them beside the
+  // token path and declares a worker lost after kHeartbeatSilenceMs without one.
+  kMsgHeartbeat = 19,
   kMsgCount  // one past the last id: bump the protocol version when this changes
 };
-static_assert(kMsgCount == 19, "control message ids changed: bump net::kProtocolVersion");
+static_assert(kMsgCount == 20, "control message ids changed: bump net::kProtocolVersion");
+
+inline constexpr int64_t kHeartbeatIntervalMs = 200;
+// Five missed beats: long enough for a busy worker's sender thread to be scheduled late,
+// short enough that a lost node is noticed, and its requests failed, within 2 s.
+inline constexpr int64_t kHeartbeatSilenceMs = 1000;
 
 // Most a control payload may carry (probe data included).
 inline constexpr size_t kMaxControlPayload = 64u << 20;

@@ -20,6 +20,8 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/heartbeat_monitor.h"
+#include "runtime/link_breaker.h"
 #include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_transfer.h"
@@ -86,6 +88,8 @@ struct ClusterSession::Impl {
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
   std::shared_ptr<comm::CommCounters> comm_counters = std::make_shared<comm::CommCounters>();
+  uint16_t data_port = 0;  // the head's tcp mesh port (0: shm)
+  std::unique_ptr<HeartbeatMonitor> monitor;
 
   // peer_links[i][j]: worker i's measured link to worker j (rtt 0 when unmeasured).
   std::vector<std::vector<LinkReport>> peer_links;
@@ -95,7 +99,25 @@ struct ClusterSession::Impl {
   Status setup();
   Status setup_worker(Worker& w, const cluster::SetupRequest& req);
   void count_head_traffic();
+  void watch_workers();
 };
+
+// From here on every worker sends heartbeats; a lost one breaks the head's data-plane links.
+void ClusterSession::Impl::watch_workers() {
+  std::vector<HeartbeatMonitor::Peer> peers;
+  for (Worker& w : workers) peers.push_back({w.info.name, &w.control});
+  const uint16_t port = data_port;
+  monitor = std::make_unique<HeartbeatMonitor>(
+      std::move(peers), cluster::kHeartbeatSilenceMs, [port](const std::string& why) {
+        if (port == 0) {
+          COHORT_LOG_WARN("cluster: shm data plane: steps fail when they time out (%s)",
+                          why.c_str());
+          return;
+        }
+        const int n = shutdown_connections_on_port(port);
+        COHORT_LOG_INFO("cluster: broke the head's %d data-plane links", n);
+      });
+}
 
 // The head's world and stage groups add into comm_counters. A stage subgroup sends through
 // the world object it was built on, not through the world's counter, so no message is
@@ -296,6 +318,7 @@ Status ClusterSession::Impl::setup() {
   if (options.transport == "tcp") {
     COHORT_ASSIGN_OR_RETURN(auto l,
                             comm::TcpMeshListener::listen(net::HostPort{options.bind_host, 0}));
+    data_port = l.port();
     req.endpoints.push_back(net::HostPort{options.bind_host, l.port()}.to_string());
     listener.emplace(std::move(l));
     for (Worker& w : workers) {
@@ -335,6 +358,7 @@ Status ClusterSession::Impl::setup() {
   }
   rank = std::make_unique<ClusterRank>(plan, 0, *dp.world, *model, kv_slots);
   stepper = std::make_unique<ClusterStepper>(*rank, *model, kv_slots);
+  watch_workers();
   return Status::ok();
 }
 
@@ -365,6 +389,7 @@ ClusterSession::~ClusterSession() {
     Status s = impl_->rank->stop();
     if (!s.is_ok()) COHORT_LOG_WARN("cluster: stopping workers: %s", s.message().c_str());
   }
+  impl_->monitor.reset();  // the workers' step loops have ended: their heartbeats stop
   for (Worker& w : impl_->workers) {
     Status s = net::write_frame(w.control, cluster::kMsgShutdown, nullptr, 0, 2000);
     (void)s;  // a worker that has gone needs no goodbye
@@ -372,6 +397,9 @@ ClusterSession::~ClusterSession() {
 }
 
 Stepper& ClusterSession::stepper() { return *impl_->stepper; }
+std::string ClusterSession::lost() const {
+  return impl_->monitor ? impl_->monitor->lost() : std::string();
+}
 const cluster::Plan& ClusterSession::plan() const { return impl_->plan; }
 comm::CommTotals ClusterSession::comm_totals() const { return impl_->comm_counters->totals(); }
 

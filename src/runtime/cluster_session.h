@@ -58,6 +58,10 @@ class ClusterSession {
   // What the head has communicated since the session started (its world and stage groups:
   // operations, payload bytes, time inside them); subtract snapshots to measure a span.
   comm::CommTotals comm_totals() const;
+  // Why a worker was declared lost (runtime/heartbeat_monitor.h): its control connection
+  // failed or its heartbeats stopped. "" while every worker is heard. The head's data-plane
+  // links are broken at that moment, so a step waiting on them fails at once. Any thread.
+  std::string lost() const;
   // Nodes, links, placement and why: what `cohort cluster status` prints.
   std::string status_report() const;
   // The same as values, for dashboards.

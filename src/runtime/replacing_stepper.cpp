@@ -45,7 +45,14 @@ int64_t ReplacingStepper::max_in_flight() const {
   return session_ && !broken_ ? session_->stepper().max_in_flight() : 1;
 }
 
-Status ReplacingStepper::note(const Status& s) {
+Status ReplacingStepper::note(const Status& status) {
+  Status s = status;
+  // A step that failed because a lost node's links were broken says why the node was lost.
+  if (!s.is_ok() && session_ && cluster_broke(s)) {
+    if (std::string lost = session_->lost(); !lost.empty()) {
+      s = Status::unavailable("cluster: node lost: " + lost);
+    }
+  }
   if (!s.is_ok() && cluster_broke(s) && !broken_) {
     broken_ = true;
     COHORT_LOG_WARN("cluster: lost a node or link (%s); the model will be placed again",
@@ -59,6 +66,12 @@ Status ReplacingStepper::note(const Status& s) {
 }
 
 Status ReplacingStepper::ensure_session() {
+  // A node lost while no step ran: place again before this step rather than fail it.
+  if (session_ && !broken_) {
+    if (std::string lost = session_->lost(); !lost.empty()) {
+      (void)note(Status::unavailable("cluster: node lost: " + lost));
+    }
+  }
   if (session_ && !broken_) return Status::ok();
   if (session_) {
     session_.reset();  // stops what is left of the old placement; workers wait for a head

@@ -1,8 +1,11 @@
 // A cluster Stepper that survives losing a node. When a step fails because the cluster
-// broke (a peer gone, a link cut, a timeout: kUnavailable, kTimeout, kCorrupt, kIoError),
-// the steps in flight fail (their requests end with that error) and the session is torn
-// down when the caller abandons them; the next step places the model again on the nodes
-// still reachable (a new plan; workers reuse their cached or local weights) and runs there.
+// broke (a peer gone, a link cut, a timeout: kUnavailable, kTimeout, kCorrupt, kIoError;
+// a node the session's heartbeat monitor declared lost, ClusterSession::lost(), breaks the
+// links so its steps fail at once), the steps in flight fail (their requests end with that
+// error, which names the node lost) and the session is torn down when the caller abandons
+// them; the next step places the model again on the nodes still reachable (a new plan;
+// workers reuse their cached or local weights) and runs there. A node lost while no step
+// ran is placed around before the next step, which then succeeds.
 // When no placement is possible (too little memory left, no node answers), steps fail with
 // kUnavailable and the reason, and placement is retried at most every retry_interval_s.
 //
@@ -66,8 +69,9 @@ class ReplacingStepper final : public Stepper {
  private:
   // Makes sure a session exists (placing again when due); kUnavailable when it cannot.
   Status ensure_session();
-  // Remembers that the cluster broke when s says so; returns s.
-  Status note(const Status& s);
+  // Remembers that the cluster broke when status says so; returns status, or, when the session
+  // declared a node lost, kUnavailable naming it.
+  Status note(const Status& status);
 
   Factory factory_;
   std::unique_ptr<ClusterSession> session_;

@@ -22,6 +22,7 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/heartbeat_sender.h"
 #include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_cache.h"
@@ -202,7 +203,13 @@ class Session {
                     req.rank, req.plan.ranks.size(), me.shard.to_string().c_str(), req.n_slots,
                     kv_bytes / 1048576.0);
     ClusterRank rank(req.plan, req.rank, *dp->world, **model, slots);
-    Status served = rank.serve(kIdleTimeoutMs);
+    Status served;
+    {
+      // The head reads these beside the data plane (runtime/heartbeat_monitor.h) and stops
+      // once this loop ends; nothing else is written on s_ meanwhile.
+      HeartbeatSender beats(s_, cluster::kHeartbeatIntervalMs, o_.name);
+      served = rank.serve(kIdleTimeoutMs);
+    }
     if (!served.is_ok()) {
       COHORT_LOG_WARN("worker %s: steps ended: %s", o_.name.c_str(), served.message().c_str());
     }
