@@ -20,8 +20,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "net/address.h"
 #include "runtime/cluster_session.h"
 #include "runtime/cluster_view.h"
 #include "runtime/event_log.h"
@@ -31,7 +33,9 @@ namespace cohort::runtime {
 
 class ReplacingStepper final : public Stepper {
  public:
-  using Factory = std::function<Result<std::unique_ptr<ClusterSession>>()>;
+  // Starts a session with the options of the first, leaving out the workers named.
+  using Factory = std::function<Result<std::unique_ptr<ClusterSession>>(
+      const std::vector<net::HostPort>& excluded)>;
 
   // first: the session already started with factory's options. Losing a node, placing
   // again and failing to are appended to events when given (it must outlive the stepper).
@@ -59,6 +63,12 @@ class ReplacingStepper final : public Stepper {
   Status step_batch(std::span<const StepEntry> entries, float* logits) override;
   Status submit_batch(std::span<const StepEntry> entries) override;
   Status collect_batch(int64_t n_entries, float* logits) override;
+  // A session that found a slow worker (ClusterSession::slow_node()) wants the model placed
+  // without it; relocate() does so, from then on leaving that worker out of every placement
+  // (while this stepper lives). When the nodes left cannot hold the model, it is placed on
+  // all of them again.
+  bool wants_relocation() const override;
+  Status relocate() override;
 
   // The current placement's report, or why there is none; the number of placements so far.
   std::string status_report() const;
@@ -69,11 +79,15 @@ class ReplacingStepper final : public Stepper {
  private:
   // Makes sure a session exists (placing again when due); kUnavailable when it cannot.
   Status ensure_session();
+  // Places the model again with factory_ (the old session must be gone): records the new
+  // session, or the failure and its time.
+  Status place(const std::vector<net::HostPort>& excluded);
   // Remembers that the cluster broke when status says so; returns status, or, when the session
   // declared a node lost, kUnavailable naming it.
   Status note(const Status& status);
 
   Factory factory_;
+  std::vector<net::HostPort> excluded_;  // workers found slow
   std::unique_ptr<ClusterSession> session_;
   bool broken_ = false;
   double retry_interval_s_;
