@@ -1,8 +1,8 @@
 // A worker made slow (`cohort worker --inject-delay-ms`, a sleep in every step it runs) in a
-// pipeline of the head and two workers on 127.0.0.1: requests keep succeeding with the same
-// greedy text while the head notices the slow node from the step times in its heartbeats,
-// logs a slow_node event, lets the running request finish and places the model again without
-// it; /v1/cluster/status then no longer lists it.
+// pipeline, and in a tensor-parallel group, of the head and two workers on 127.0.0.1: requests keep
+// succeeding with the same greedy text while the head notices the slow node from the step times in
+// its heartbeats, logs a slow_node event, lets the running request finish and places the model
+// again without it; /v1/cluster/status then no longer lists it.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -29,8 +29,11 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-TEST(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
+class ClusterSlowNode : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
+  const std::string mode = GetParam();
   testing::TempDir dir;
   const std::string key = dir.file("k");
   ASSERT_EQ(testing::run_command(kBin + " key new > " + key).exit_code, 0);
@@ -42,8 +45,8 @@ TEST(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   ASSERT_EQ(workers.procs.size(), 2u);
   const int http = testing::free_port();
   testing::ChildProcess head(
-      {kBin, "serve", "-m", kModel, "--workers", workers.list, "--parallel", "pipeline",
-       "--key-file", key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
+      {kBin, "serve", "-m", kModel, "--workers", workers.list, "--parallel", mode, "--key-file",
+       key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
       dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
   const auto port = static_cast<uint16_t>(http);
@@ -67,8 +70,10 @@ TEST(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
     EXPECT_EQ(testing::completion_text(r.body), text) << "request " << requests;
     moved = status().find("s1") == std::string::npos;
   }
-  std::printf("[ slow ] the slow node was placed around %.2f s and %d requests after the first\n",
-              seconds_since(t0), requests);
+  std::printf(
+      "[ slow ] %s: the slow node was placed around %.2f s and %d requests after the "
+      "first\n",
+      mode.c_str(), seconds_since(t0), requests);
   ASSERT_TRUE(moved) << status() << head.log();
   const std::string placed = status();
   EXPECT_NE(placed.find("s0"), std::string::npos) << placed;
@@ -89,6 +94,8 @@ TEST(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   EXPECT_EQ(cluster["cluster"]["nodes"].size(), 2u) << cluster.dump();
   head.kill(SIGTERM);
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ClusterSlowNode, ::testing::Values("pipeline", "tensor"));
 
 }  // namespace
 }  // namespace cohort
