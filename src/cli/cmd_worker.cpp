@@ -26,6 +26,7 @@ struct WorkerArgs {
   std::string group = "239.255.77.77:52416";
   std::string cache_dir;
   std::string peers;
+  int64_t inject_delay_ms = 0;
 };
 
 int worker(const WorkerArgs& a) {
@@ -40,6 +41,11 @@ int worker(const WorkerArgs& a) {
     }
   }
   o.cache_dir = a.cache_dir;
+  if (a.inject_delay_ms < 0 || a.inject_delay_ms > 60'000) {
+    std::fprintf(stderr, "error: --inject-delay-ms must be 0..60000\n");
+    return 2;
+  }
+  o.inject_delay_ms = a.inject_delay_ms;
   // host[:port] of heads to announce to by unicast; the port defaults to discovery's.
   for (size_t at = 0; at < a.peers.size();) {
     size_t comma = a.peers.find(',', at);
@@ -93,6 +99,8 @@ void add_worker_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--multicast", a->group, "Discovery group address");
   cmd->add_option("--cache-dir", a->cache_dir,
                   "Where shipped shards are kept (default: ~/.cache/cohort/shards)");
+  cmd->add_option("--inject-delay-ms", a->inject_delay_ms,
+                  "Testing: sleep this long in every step, to look like a slow node");
   cmd->callback([a, runner] { *runner = [a] { return worker(*a); }; });
 }
 

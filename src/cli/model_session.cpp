@@ -139,7 +139,11 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f,
     std::fprintf(stderr, "%s", first->status_report().c_str());
     const format::GgufFile* model_file = ms->file.get();
     ms->cluster = std::make_unique<runtime::ReplacingStepper>(
-        [opts, model_file] { return runtime::ClusterSession::start(opts, *model_file); },
+        [opts, model_file](const std::vector<net::HostPort>& excluded) {
+          runtime::ClusterOptions o = opts;
+          o.excluded = excluded;
+          return runtime::ClusterSession::start(o, *model_file);
+        },
         std::move(first), /*retry_interval_s=*/2.0, events);
     ms->stepper = ms->cluster.get();
   } else {

@@ -98,6 +98,20 @@ Status decode(const std::vector<uint8_t>& payload, NodeInfo* m) {
   return r.expect_end();
 }
 
+std::vector<uint8_t> encode(const Heartbeat& m) {
+  net::WireWriter w;
+  w.u64(m.steps).f64(m.busy_s);
+  return w.take();
+}
+
+Status decode(const std::vector<uint8_t>& payload, Heartbeat* m) {
+  net::WireReader r(payload.data(), payload.size());
+  COHORT_RETURN_IF_ERROR(r.u64(&m->steps));
+  COHORT_RETURN_IF_ERROR(r.f64(&m->busy_s));
+  if (!(m->busy_s >= 0 && m->busy_s < 1e12)) return Status::corrupt("cluster: bad heartbeat");
+  return r.expect_end();
+}
+
 std::vector<uint8_t> encode(const SetupRequest& m) {
   net::WireWriter w;
   w.str(m.model_path).u64(m.model_bytes).u64(m.model_fingerprint);

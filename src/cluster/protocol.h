@@ -41,9 +41,19 @@ enum MessageType : uint16_t {
   // (str reason) when the peer cannot be reached.
   kMsgProbePeer = 17,
   kMsgPeerLink = 18,
+  // Liveness: a worker sends one, unasked, every kHeartbeatIntervalMs while it serves steps
+  // (after joining the data plane, until its step loop ends). The head reads them beside the
+  // token path and declares a worker lost after kHeartbeatSilenceMs without one. Payload:
+  // Heartbeat (the worker's step times so far, for finding slow nodes).
+  kMsgHeartbeat = 19,
   kMsgCount  // one past the last id: bump the protocol version when this changes
 };
-static_assert(kMsgCount == 19, "control message ids changed: bump net::kProtocolVersion");
+static_assert(kMsgCount == 20, "control message ids changed: bump net::kProtocolVersion");
+
+inline constexpr int64_t kHeartbeatIntervalMs = 200;
+// Five missed beats: long enough for a busy worker's sender thread to be scheduled late,
+// short enough that a lost node is noticed, and its requests failed, within 2 s.
+inline constexpr int64_t kHeartbeatSilenceMs = 1000;
 
 // Most a control payload may carry (probe data included).
 inline constexpr size_t kMaxControlPayload = 64u << 20;
@@ -77,10 +87,20 @@ struct SetupRequest {
 
 inline constexpr int32_t kMaxSlots = 1024;
 
+// A worker's own cost of the steps it has run in this session, cumulative: steps, and the
+// seconds spent in them outside communication (computing its shard; waiting for peers is
+// left out, so a node that makes others wait shows it and they do not).
+struct Heartbeat {
+  uint64_t steps = 0;
+  double busy_s = 0;
+};
+
 std::vector<uint8_t> encode(const NodeInfo& m);
 Status decode(const std::vector<uint8_t>& payload, NodeInfo* m);
 std::vector<uint8_t> encode(const SetupRequest& m);
 Status decode(const std::vector<uint8_t>& payload, SetupRequest* m);
+std::vector<uint8_t> encode(const Heartbeat& m);
+Status decode(const std::vector<uint8_t>& payload, Heartbeat* m);
 std::vector<uint8_t> encode_plan(const Plan& p);
 Status decode_plan(net::WireReader& r, Plan* p);
 

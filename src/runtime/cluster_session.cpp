@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 
 #include "cluster/fingerprint.h"
@@ -20,9 +21,12 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/heartbeat_monitor.h"
+#include "runtime/link_breaker.h"
 #include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_transfer.h"
+#include "runtime/slow_node_detector.h"
 
 namespace cohort::runtime {
 
@@ -86,6 +90,13 @@ struct ClusterSession::Impl {
   std::unique_ptr<ClusterRank> rank;
   std::unique_ptr<ClusterStepper> stepper;
   std::shared_ptr<comm::CommCounters> comm_counters = std::make_shared<comm::CommCounters>();
+  uint16_t data_port = 0;  // the head's tcp mesh port (0: shm)
+  StepTimes head_times;
+  std::unique_ptr<SlowNodeDetector> detector;  // the monitor's thread only
+  mutable std::mutex slow_mu;
+  std::optional<SlowNode> slow;  // guarded by slow_mu
+  // Last: its thread uses the members above, so it stops first.
+  std::unique_ptr<HeartbeatMonitor> monitor;
 
   // peer_links[i][j]: worker i's measured link to worker j (rtt 0 when unmeasured).
   std::vector<std::vector<LinkReport>> peer_links;
@@ -94,21 +105,75 @@ struct ClusterSession::Impl {
   void probe_worker_links();
   Status setup();
   Status setup_worker(Worker& w, const cluster::SetupRequest& req);
-  void count_head_traffic();
+  void watch_workers();
+  void note_step_times(size_t worker, const std::vector<uint8_t>& payload);
 };
 
-// The head's world and stage groups add into comm_counters. A stage subgroup sends through
-// the world object it was built on, not through the world's counter, so no message is
-// counted twice.
-void ClusterSession::Impl::count_head_traffic() {
-  const bool stage_is_world = dp.stage == dp.world.get();
-  dp.world = comm::make_counting_communicator(std::move(dp.world), comm_counters);
-  if (stage_is_world) {
-    dp.stage = dp.world.get();
-  } else if (dp.stage_owned && dp.stage_owned->size() > 1) {  // a group of one never waits
-    dp.stage_owned = comm::make_counting_communicator(std::move(dp.stage_owned), comm_counters);
-    dp.stage = dp.stage_owned.get();
+namespace {
+
+// Weights per node for the slow-node rule: the plan's bytes for its rank over its measured
+// kernel speed.
+std::vector<double> expected_step_weights(const cluster::Plan& plan,
+                                          const std::vector<double>& node_gbps) {
+  std::vector<double> w(node_gbps.size(), 0.0);
+  for (size_t r = 0; r < plan.ranks.size() && r < plan.rank_bytes.size(); ++r) {
+    const int n = plan.ranks[r].node;
+    if (n < 0 || static_cast<size_t>(n) >= w.size()) continue;
+    const double gbps =
+        node_gbps[static_cast<size_t>(n)] > 0 ? node_gbps[static_cast<size_t>(n)] : 1.0;
+    w[static_cast<size_t>(n)] += static_cast<double>(plan.rank_bytes[r]) / gbps;
   }
+  return w;
+}
+
+}  // namespace
+
+// A worker's heartbeat: its step times, and the head's own, go to the slow-node rule.
+void ClusterSession::Impl::note_step_times(size_t worker, const std::vector<uint8_t>& payload) {
+  cluster::Heartbeat hb;
+  if (Status st = cluster::decode(payload, &hb); !st.is_ok()) {
+    COHORT_LOG_WARN("cluster: %s: %s", workers[worker].info.name.c_str(), st.message().c_str());
+    return;
+  }
+  (void)detector->report(
+      0, head_times.steps.load(std::memory_order_relaxed),
+      static_cast<double>(head_times.busy_ns.load(std::memory_order_relaxed)) * 1e-9);
+  const std::string verdict =
+      detector->report(worker + 1, static_cast<int64_t>(hb.steps), hb.busy_s);
+  if (verdict.empty()) return;
+  COHORT_LOG_WARN("cluster: %s; placing the model without it", verdict.c_str());
+  report(options.events, "slow_node", verdict + "; placing the model without it");
+  std::lock_guard<std::mutex> lock(slow_mu);
+  if (!slow) slow = SlowNode{workers[worker].info.name, workers[worker].address, verdict};
+}
+
+// From here on every worker sends heartbeats; a lost one breaks the head's data-plane links.
+void ClusterSession::Impl::watch_workers() {
+  std::vector<HeartbeatMonitor::Peer> peers;
+  std::vector<std::string> names = {head_info.name};
+  std::vector<double> gbps = {head_info.matvec_gbps};
+  for (Worker& w : workers) {
+    peers.push_back({w.info.name, &w.control});
+    names.push_back(w.info.name);
+    gbps.push_back(w.info.matvec_gbps);
+  }
+  detector =
+      std::make_unique<SlowNodeDetector>(std::move(names), expected_step_weights(plan, gbps));
+  const uint16_t port = data_port;
+  monitor = std::make_unique<HeartbeatMonitor>(
+      std::move(peers), cluster::kHeartbeatSilenceMs,
+      [port](const std::string& why) {
+        if (port == 0) {
+          COHORT_LOG_WARN("cluster: shm data plane: steps fail when they time out (%s)",
+                          why.c_str());
+          return;
+        }
+        const int n = shutdown_connections_on_port(port);
+        COHORT_LOG_INFO("cluster: broke the head's %d data-plane links", n);
+      },
+      [this](size_t worker, const std::vector<uint8_t>& payload) {
+        note_step_times(worker, payload);
+      });
 }
 
 Status ClusterSession::Impl::setup_worker(Worker& w, const cluster::SetupRequest& req) {
@@ -157,6 +222,12 @@ Status ClusterSession::Impl::connect_workers() {
     COHORT_LOG_INFO("cluster: discovered %zu workers by multicast", addrs.size());
   }
   for (const net::HostPort& a : addrs) {
+    const bool excluded = std::any_of(options.excluded.begin(), options.excluded.end(),
+                                      [&](const net::HostPort& x) { return x == a; });
+    if (excluded) {
+      COHORT_LOG_INFO("cluster: worker %s left out: found slow earlier", a.to_string().c_str());
+      continue;
+    }
     auto s = net::Socket::connect(a, 5000);
     if (!s.is_ok()) {
       COHORT_LOG_WARN("cluster: worker %s unreachable: %s", a.to_string().c_str(),
@@ -295,6 +366,7 @@ Status ClusterSession::Impl::setup() {
   if (options.transport == "tcp") {
     COHORT_ASSIGN_OR_RETURN(auto l,
                             comm::TcpMeshListener::listen(net::HostPort{options.bind_host, 0}));
+    data_port = l.port();
     req.endpoints.push_back(net::HostPort{options.bind_host, l.port()}.to_string());
     listener.emplace(std::move(l));
     for (Worker& w : workers) {
@@ -324,7 +396,7 @@ Status ClusterSession::Impl::setup() {
   req.rank = 0;
   pool = std::make_unique<ThreadPool>(options.threads);
   COHORT_ASSIGN_OR_RETURN(dp, join_data_plane(req, std::move(listener), options.key, kIoTimeoutMs));
-  count_head_traffic();
+  count_traffic(&dp, comm_counters);
   COHORT_ASSIGN_OR_RETURN(model,
                           model::Transformer::create(*file, plan.ranks[0].shard, *dp.stage, *pool,
                                                      kernels::best(), options.max_batch));
@@ -333,7 +405,9 @@ Status ClusterSession::Impl::setup() {
     kv_slots.push_back(std::move(cache));
   }
   rank = std::make_unique<ClusterRank>(plan, 0, *dp.world, *model, kv_slots);
+  rank->time_steps(&head_times, comm_counters.get());
   stepper = std::make_unique<ClusterStepper>(*rank, *model, kv_slots);
+  watch_workers();
   return Status::ok();
 }
 
@@ -364,6 +438,7 @@ ClusterSession::~ClusterSession() {
     Status s = impl_->rank->stop();
     if (!s.is_ok()) COHORT_LOG_WARN("cluster: stopping workers: %s", s.message().c_str());
   }
+  impl_->monitor.reset();  // the workers' step loops have ended: their heartbeats stop
   for (Worker& w : impl_->workers) {
     Status s = net::write_frame(w.control, cluster::kMsgShutdown, nullptr, 0, 2000);
     (void)s;  // a worker that has gone needs no goodbye
@@ -371,6 +446,14 @@ ClusterSession::~ClusterSession() {
 }
 
 Stepper& ClusterSession::stepper() { return *impl_->stepper; }
+std::optional<SlowNode> ClusterSession::slow_node() const {
+  std::lock_guard<std::mutex> lock(impl_->slow_mu);
+  return impl_->slow;
+}
+
+std::string ClusterSession::lost() const {
+  return impl_->monitor ? impl_->monitor->lost() : std::string();
+}
 const cluster::Plan& ClusterSession::plan() const { return impl_->plan; }
 comm::CommTotals ClusterSession::comm_totals() const { return impl_->comm_counters->totals(); }
 

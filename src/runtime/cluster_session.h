@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,18 @@ struct ClusterOptions {
   // Ship each worker its shard even when it has the same model file (default: only to
   // workers that lack it; shipped shards are cached on the worker by content).
   bool ship_always = false;
+  // Workers never to use (host:port as in `workers`), e.g. nodes found slow before; they are
+  // left out of discovery too.
+  std::vector<net::HostPort> excluded;
   // Where refused keys and slow links are reported (may be null; must outlive the session).
   EventLog* events = nullptr;
+};
+
+// A worker found persistently slower than the placement assumed (runtime/slow_node_detector.h).
+struct SlowNode {
+  std::string name;
+  net::HostPort address;  // its control address, as ClusterOptions::workers names it
+  std::string why;
 };
 
 class ClusterSession {
@@ -58,6 +69,13 @@ class ClusterSession {
   // What the head has communicated since the session started (its world and stage groups:
   // operations, payload bytes, time inside them); subtract snapshots to measure a span.
   comm::CommTotals comm_totals() const;
+  // Why a worker was declared lost (runtime/heartbeat_monitor.h): its control connection
+  // failed or its heartbeats stopped. "" while every worker is heard. The head's data-plane
+  // links are broken at that moment, so a step waiting on them fails at once. Any thread.
+  std::string lost() const;
+  // The first worker found slow while serving (logged as a "slow_node" event then), if any:
+  // placing the model again without it should pay. Any thread.
+  std::optional<SlowNode> slow_node() const;
   // Nodes, links, placement and why: what `cohort cluster status` prints.
   std::string status_report() const;
   // The same as values, for dashboards.

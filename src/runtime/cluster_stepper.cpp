@@ -1,10 +1,13 @@
 #include "runtime/cluster_stepper.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "comm/collectives.h"
 #include "core/check.h"
+#include "core/clock.h"
 
 namespace cohort::runtime {
 
@@ -88,6 +91,21 @@ ClusterRank::ClusterRank(const cluster::Plan& plan, int rank, comm::Communicator
 }
 
 Status ClusterRank::run_stage(const Header& h, const int32_t* tokens, float* logits) {
+  if (times_ == nullptr && step_delay_ms_ == 0) return run_stage_untimed(h, tokens, logits);
+  const int64_t t0 = now_ns();
+  const int64_t comm0 = counters_ ? counters_->totals().ns : 0;
+  if (step_delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms_));
+  COHORT_RETURN_IF_ERROR(run_stage_untimed(h, tokens, logits));
+  if (times_ != nullptr) {
+    const int64_t comm_ns = counters_ ? counters_->totals().ns - comm0 : 0;
+    times_->busy_ns.fetch_add(std::max<int64_t>(0, now_ns() - t0 - comm_ns),
+                              std::memory_order_relaxed);
+    times_->steps.fetch_add(1, std::memory_order_relaxed);
+  }
+  return Status::ok();
+}
+
+Status ClusterRank::run_stage_untimed(const Header& h, const int32_t* tokens, float* logits) {
   const cluster::RankPlan& me = plan_.ranks[rank_];
   const auto& stages = plan_.stage_ranks;
   const int64_t n = h.n_tokens, dim = model_.hparams().dim, V = model_.hparams().n_vocab;

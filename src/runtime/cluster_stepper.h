@@ -15,6 +15,7 @@
 // this stays free of deadlock is argued in cluster_stepper.cpp (the in-flight window).
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <span>
@@ -23,11 +24,21 @@
 #include "cluster/planner.h"
 #include "comm/collectives.h"
 #include "comm/communicator.h"
+#include "comm/counting_communicator.h"
 #include "model/kv_cache.h"
 #include "model/transformer.h"
 #include "runtime/stepper.h"
 
 namespace cohort::runtime {
+
+// What a rank's own part of the steps has cost so far: steps run, and the time spent in them
+// outside its communicators (computing its shard, and any injected delay). Waiting for a
+// slow peer counts as communication, so only the slow node's busy time grows. Written by
+// the rank's driving thread, read by any other (heartbeats, slow-node checks).
+struct StepTimes {
+  std::atomic<int64_t> steps{0};
+  std::atomic<int64_t> busy_ns{0};
+};
 
 class ClusterRank {
  public:
@@ -58,6 +69,15 @@ class ClusterRank {
   // Head side, as Stepper::step_hidden: receives the logits still in flight first (kept for
   // collect()), then runs a hidden step; hidden gets [n][dim].
   Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0, float* hidden);
+  // Records every step this rank runs into *times, subtracting the time counters (which must
+  // count every communicator the rank and its model use) saw spent communicating. Both must
+  // outlive the rank; call before the first step.
+  void time_steps(StepTimes* times, const comm::CommCounters* counters) {
+    times_ = times;
+    counters_ = counters;
+  }
+  // Test hook: sleeps this long in every step, as a node that computes slowly would.
+  void set_step_delay_ms(int64_t ms) { step_delay_ms_ = ms; }
   // The number of pipeline stages: enough steps in flight to keep every stage busy.
   int64_t max_in_flight() const { return plan_.n_stages(); }
   // Head side: receives what is still in flight, then tells every rank to leave serve().
@@ -85,6 +105,8 @@ class ClusterRank {
   // the logits when it computes them itself (single stage).
   Status start(const Header& h, const int32_t* tokens, float* logits);
   Status run_stage(const Header& h, const int32_t* tokens, float* logits);
+  // run_stage without the timing and injected delay.
+  Status run_stage_untimed(const Header& h, const int32_t* tokens, float* logits);
   int64_t wire_bytes(int64_t n_tokens, int64_t n_entries) const;
   // Head: receives the logits of the oldest step still awaiting them into its buffer.
   Status receive_oldest();
@@ -98,6 +120,9 @@ class ClusterRank {
   std::span<model::KvCache> slots_;
   int64_t window_bytes_;
   int64_t timeout_ms_ = comm::kDefaultTimeoutMs;
+  StepTimes* times_ = nullptr;
+  const comm::CommCounters* counters_ = nullptr;
+  int64_t step_delay_ms_ = 0;
   std::vector<int32_t> tokens_;
   std::vector<int64_t> entries_;       // a batched step's (slot, n, pos0) triples
   std::vector<model::BatchSeq> seqs_;  // the step's sequences, for forward_batch

@@ -50,4 +50,15 @@ Result<DataPlane> join_data_plane(const cluster::SetupRequest& setup,
   return dp;
 }
 
+void count_traffic(DataPlane* dp, std::shared_ptr<comm::CommCounters> counters) {
+  const bool stage_is_world = dp->stage == dp->world.get();
+  dp->world = comm::make_counting_communicator(std::move(dp->world), counters);
+  if (stage_is_world) {
+    dp->stage = dp->world.get();
+  } else if (dp->stage_owned && dp->stage_owned->size() > 1) {
+    dp->stage_owned = comm::make_counting_communicator(std::move(dp->stage_owned), counters);
+    dp->stage = dp->stage_owned.get();
+  }
+}
+
 }  // namespace cohort::runtime

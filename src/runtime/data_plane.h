@@ -8,6 +8,7 @@
 
 #include "cluster/protocol.h"
 #include "comm/communicator.h"
+#include "comm/counting_communicator.h"
 #include "comm/tcp_communicator.h"
 #include "net/cluster_key.h"
 
@@ -24,5 +25,10 @@ struct DataPlane {
 Result<DataPlane> join_data_plane(const cluster::SetupRequest& setup,
                                   std::optional<comm::TcpMeshListener> listener,
                                   const net::ClusterKey& key, int64_t timeout_ms);
+
+// Wraps the world and stage groups so both add into counters (operations, bytes, time). A
+// stage subgroup sends through the world object it was built on, not through the world's
+// counter, so no message is counted twice; a group of one never waits and is left as is.
+void count_traffic(DataPlane* dp, std::shared_ptr<comm::CommCounters> counters);
 
 }  // namespace cohort::runtime

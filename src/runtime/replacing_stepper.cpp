@@ -45,7 +45,14 @@ int64_t ReplacingStepper::max_in_flight() const {
   return session_ && !broken_ ? session_->stepper().max_in_flight() : 1;
 }
 
-Status ReplacingStepper::note(const Status& s) {
+Status ReplacingStepper::note(const Status& status) {
+  Status s = status;
+  // A step that failed because a lost node's links were broken says why the node was lost.
+  if (!s.is_ok() && session_ && cluster_broke(s)) {
+    if (std::string lost = session_->lost(); !lost.empty()) {
+      s = Status::unavailable("cluster: node lost: " + lost);
+    }
+  }
   if (!s.is_ok() && cluster_broke(s) && !broken_) {
     broken_ = true;
     COHORT_LOG_WARN("cluster: lost a node or link (%s); the model will be placed again",
@@ -59,6 +66,12 @@ Status ReplacingStepper::note(const Status& s) {
 }
 
 Status ReplacingStepper::ensure_session() {
+  // A node lost while no step ran: place again before this step rather than fail it.
+  if (session_ && !broken_) {
+    if (std::string lost = session_->lost(); !lost.empty()) {
+      (void)note(Status::unavailable("cluster: node lost: " + lost));
+    }
+  }
   if (session_ && !broken_) return Status::ok();
   if (session_) {
     session_.reset();  // stops what is left of the old placement; workers wait for a head
@@ -69,7 +82,11 @@ Status ReplacingStepper::ensure_session() {
                                "); retrying shortly");
   }
   last_attempt_s_ = now;
-  auto next = factory_();
+  return place(excluded_);
+}
+
+Status ReplacingStepper::place(const std::vector<net::HostPort>& excluded) {
+  auto next = factory_(excluded);
   if (!next.is_ok()) {
     last_failure_ = next.status();
     COHORT_LOG_WARN("cluster: cannot place the model again: %s", next.status().message().c_str());
@@ -104,6 +121,31 @@ Status ReplacingStepper::ensure_session() {
   }
   COHORT_LOG_INFO("cluster: placed again (placement %d)\n%s", placements_, status_.c_str());
   return Status::ok();
+}
+
+bool ReplacingStepper::wants_relocation() const {
+  return session_ && !broken_ && session_->slow_node().has_value();
+}
+
+Status ReplacingStepper::relocate() {
+  if (!wants_relocation()) return Status::ok();
+  const SlowNode slow = *session_->slow_node();
+  excluded_.push_back(slow.address);
+  COHORT_LOG_INFO("cluster: placing the model again without %s (%s)", slow.name.c_str(),
+                  slow.address.to_string().c_str());
+  session_.reset();  // the workers' step loops end; they wait for a head again
+  Status placed = place(excluded_);
+  if (placed.is_ok()) return placed;
+  // The nodes left cannot hold it: slow is better than nothing.
+  excluded_.pop_back();
+  COHORT_LOG_WARN("cluster: cannot place the model without %s; placing it on every node again",
+                  slow.name.c_str());
+  placed = place(excluded_);
+  if (!placed.is_ok()) {
+    broken_ = true;  // no session: the next step retries placing, as after a lost node
+    last_attempt_s_ = now_s();
+  }
+  return placed;
 }
 
 Status ReplacingStepper::step(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,

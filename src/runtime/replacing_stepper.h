@@ -1,8 +1,11 @@
 // A cluster Stepper that survives losing a node. When a step fails because the cluster
-// broke (a peer gone, a link cut, a timeout: kUnavailable, kTimeout, kCorrupt, kIoError),
-// the steps in flight fail (their requests end with that error) and the session is torn
-// down when the caller abandons them; the next step places the model again on the nodes
-// still reachable (a new plan; workers reuse their cached or local weights) and runs there.
+// broke (a peer gone, a link cut, a timeout: kUnavailable, kTimeout, kCorrupt, kIoError;
+// a node the session's heartbeat monitor declared lost, ClusterSession::lost(), breaks the
+// links so its steps fail at once), the steps in flight fail (their requests end with that
+// error, which names the node lost) and the session is torn down when the caller abandons
+// them; the next step places the model again on the nodes still reachable (a new plan;
+// workers reuse their cached or local weights) and runs there. A node lost while no step
+// ran is placed around before the next step, which then succeeds.
 // When no placement is possible (too little memory left, no node answers), steps fail with
 // kUnavailable and the reason, and placement is retried at most every retry_interval_s.
 //
@@ -17,8 +20,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "net/address.h"
 #include "runtime/cluster_session.h"
 #include "runtime/cluster_view.h"
 #include "runtime/event_log.h"
@@ -28,7 +33,9 @@ namespace cohort::runtime {
 
 class ReplacingStepper final : public Stepper {
  public:
-  using Factory = std::function<Result<std::unique_ptr<ClusterSession>>()>;
+  // Starts a session with the options of the first, leaving out the workers named.
+  using Factory = std::function<Result<std::unique_ptr<ClusterSession>>(
+      const std::vector<net::HostPort>& excluded)>;
 
   // first: the session already started with factory's options. Losing a node, placing
   // again and failing to are appended to events when given (it must outlive the stepper).
@@ -56,6 +63,12 @@ class ReplacingStepper final : public Stepper {
   Status step_batch(std::span<const StepEntry> entries, float* logits) override;
   Status submit_batch(std::span<const StepEntry> entries) override;
   Status collect_batch(int64_t n_entries, float* logits) override;
+  // A session that found a slow worker (ClusterSession::slow_node()) wants the model placed
+  // without it; relocate() does so, from then on leaving that worker out of every placement
+  // (while this stepper lives). When the nodes left cannot hold the model, it is placed on
+  // all of them again.
+  bool wants_relocation() const override;
+  Status relocate() override;
 
   // The current placement's report, or why there is none; the number of placements so far.
   std::string status_report() const;
@@ -66,10 +79,15 @@ class ReplacingStepper final : public Stepper {
  private:
   // Makes sure a session exists (placing again when due); kUnavailable when it cannot.
   Status ensure_session();
-  // Remembers that the cluster broke when s says so; returns s.
-  Status note(const Status& s);
+  // Places the model again with factory_ (the old session must be gone): records the new
+  // session, or the failure and its time.
+  Status place(const std::vector<net::HostPort>& excluded);
+  // Remembers that the cluster broke when status says so; returns status, or, when the session
+  // declared a node lost, kUnavailable naming it.
+  Status note(const Status& status);
 
   Factory factory_;
+  std::vector<net::HostPort> excluded_;  // workers found slow
   std::unique_ptr<ClusterSession> session_;
   bool broken_ = false;
   double retry_interval_s_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/log.h"
 #include "runtime/sequence.h"
 
 namespace cohort::runtime {
@@ -241,19 +242,30 @@ Status SlotScheduler::turn(const std::vector<PendingEmbedding*>& embeddings,
   return collect_batch();
 }
 
+void SlotScheduler::relocate() {
+  const Status s = stepper_.relocate();
+  if (!s.is_ok()) COHORT_LOG_WARN("engine: moving the model: %s", s.message().c_str());
+  for (auto& t : slot_tokens_) t.clear();  // the slots' contents are gone
+}
+
 void SlotScheduler::loop() {
   for (;;) {
     std::vector<Pending*> admitted;
     std::vector<PendingEmbedding*> embeddings;
+    bool moving = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] {
-        return stop_ || ((!queue_.empty() || !embed_queue_.empty()) && !free_slots_.empty()) ||
+        // While the stepper wants to move, nothing new starts: the running jobs drain, and
+        // the next job queued finds it moved.
+        moving = stepper_.wants_relocation();
+        const bool queued = !queue_.empty() || !embed_queue_.empty();
+        return stop_ || (moving ? active_.empty() && queued : queued && !free_slots_.empty()) ||
                !ready_.empty() || !prefilling_.empty() || !in_flight_.empty();
       });
       if (stop_) break;
       // Embeddings run one after another on one free slot, kept from this turn's admissions.
-      size_t slots_left = free_slots_.size();
+      size_t slots_left = moving ? 0 : free_slots_.size();
       if (slots_left > 0 && !embed_queue_.empty()) {
         embeddings.assign(embed_queue_.begin(), embed_queue_.end());
         embed_queue_.clear();
@@ -263,6 +275,10 @@ void SlotScheduler::loop() {
         admitted.push_back(queue_.front());
         queue_.pop_front();
       }
+    }
+    if (moving && active_.empty()) {
+      relocate();
+      continue;
     }
     Status s = turn(embeddings, admitted);
     if (!s.is_ok()) fail_all(s);

@@ -12,6 +12,10 @@
 // takes the free slot sharing the longest prefix with its prompt and prefills only the rest.
 // After a stepper error (slots' contents unspecified) every slot is forgotten.
 //
+// Moving: while the stepper wants to move (Stepper::wants_relocation, e.g. a cluster that
+// found a slow node), no job is admitted; once the running ones have ended the stepper moves,
+// every slot is forgotten, and admission resumes.
+//
 // A job whose on_token returns false (e.g. its client went away) ends at once and frees its
 // slot. Only the engine thread touches the stepper (and so the model and its caches).
 //
@@ -94,6 +98,8 @@ class SlotScheduler {
   Status submit_batch();
   // Collects the oldest batch and moves each of its jobs on.
   Status collect_batch();
+  // Lets the stepper move (Stepper::relocate) and forgets every slot's contents.
+  void relocate();
   void finish(Active* a, const Status& s);
   void fail_all(const Status& s);
 

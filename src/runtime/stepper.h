@@ -83,6 +83,16 @@ class Stepper {
   virtual Status step_hidden(int64_t slot, const int32_t* tokens, int64_t n, int64_t pos0,
                              float* hidden);
 
+  // Moving: a stepper that would run better placed differently (a cluster that found a slow
+  // node) says so with wants_relocation(). The driver then starts no new sequence, lets the
+  // running ones finish, and, with no step in flight, calls relocate(); every slot's contents
+  // are lost after it (whether it succeeded or not), and wants_relocation() is false until
+  // the stepper finds a new reason. A failure is returned for logs only: the stepper still
+  // takes steps (where it was, or failing them as after any error). Both are called by the
+  // driving thread. The defaults never move.
+  virtual bool wants_relocation() const { return false; }
+  virtual Status relocate() { return Status::ok(); }
+
   // Batched steps (see above); the entries' tokens add up to at most max_batch().
   virtual Status step_batch(std::span<const StepEntry> entries, float* logits);
   virtual Status submit_batch(std::span<const StepEntry> entries);

@@ -22,6 +22,7 @@
 #include "net/socket.h"
 #include "runtime/cluster_stepper.h"
 #include "runtime/data_plane.h"
+#include "runtime/heartbeat_sender.h"
 #include "runtime/link_probe.h"
 #include "runtime/node_probe.h"
 #include "runtime/shard_cache.h"
@@ -187,6 +188,10 @@ class Session {
     auto dp = join_data_plane(req, std::move(listener_), o_.key, kIoTimeoutMs);
     listener_.reset();
     if (!dp.is_ok()) return Status::unavailable("data plane: " + dp.status().message());
+    // Time spent communicating is counted so each step's own cost can be told apart from
+    // waiting for the others (StepTimes, reported in the heartbeats).
+    auto comm_time = std::make_shared<comm::CommCounters>();
+    count_traffic(&*dp, comm_time);
     auto model = model::Transformer::create(*file, me.shard, *dp->stage, pool, kernels::best(),
                                             req.max_batch);
     if (!model.is_ok()) return model.status();
@@ -202,7 +207,21 @@ class Session {
                     req.rank, req.plan.ranks.size(), me.shard.to_string().c_str(), req.n_slots,
                     kv_bytes / 1048576.0);
     ClusterRank rank(req.plan, req.rank, *dp->world, **model, slots);
-    Status served = rank.serve(kIdleTimeoutMs);
+    StepTimes times;
+    rank.time_steps(&times, comm_time.get());
+    rank.set_step_delay_ms(o_.inject_delay_ms);
+    Status served;
+    {
+      // The head reads these beside the data plane (runtime/heartbeat_monitor.h) and stops
+      // once this loop ends; nothing else is written on s_ meanwhile.
+      HeartbeatSender beats(s_, cluster::kHeartbeatIntervalMs, o_.name, [&times] {
+        cluster::Heartbeat hb;
+        hb.steps = static_cast<uint64_t>(times.steps.load(std::memory_order_relaxed));
+        hb.busy_s = static_cast<double>(times.busy_ns.load(std::memory_order_relaxed)) * 1e-9;
+        return cluster::encode(hb);
+      });
+      served = rank.serve(kIdleTimeoutMs);
+    }
     if (!served.is_ok()) {
       COHORT_LOG_WARN("worker %s: steps ended: %s", o_.name.c_str(), served.message().c_str());
     }

@@ -25,6 +25,9 @@ struct WorkerOptions {
   net::HostPort multicast_group{"239.255.77.77", 52416};
   int64_t announce_interval_ms = 500;
   std::string cache_dir;  // shards shipped by heads (empty: ShardCache::default_dir())
+  // Test hook: sleep this long in every step this node runs, so it looks slow to the head
+  // (which then places the model without it: runtime/slow_node_detector.h).
+  int64_t inject_delay_ms = 0;
 };
 
 // Runs until stop becomes true (checked about every 200 ms while idle). Returns an error

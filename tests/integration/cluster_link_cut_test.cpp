@@ -1,9 +1,12 @@
 // A worker's link cut (`ip link set down` on its veth, in a network namespace of its own)
 // during a streaming request, in tensor and in pipeline mode: nothing closes the sockets, so
-// only the liveness checks can notice. The stream must end with an error event within about
-// 2 s, never hang; once the link is up again, a new request must succeed within 30 s (on the
-// instance placed again, or on the node used again). Skipped, with the reason, where network
-// namespaces cannot be made (not root, no iproute2, a container without CAP_SYS_ADMIN).
+// only the liveness checks can notice. The stream must end with an error event within
+// 2 s of the cut (measured from just before `ip link set down` runs to the end of the reply),
+// never hang: the head hears no heartbeat for 1 s and breaks the lost node's links (the
+// kernel's keepalive alone took 2.04-2.07 s in pipeline mode, where the head only receives
+// from the last stage). Once the link is up again, a new request must succeed within 30 s
+// (on the instance placed again, or on the node used again). Skipped, with the reason, where
+// network namespaces cannot be made (not root, no iproute2, a container without CAP_SYS_ADMIN).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -89,7 +92,7 @@ TEST_P(ClusterLinkCut, StreamEndsWithAnErrorThenANewRequestSucceeds) {
       << "no error event at the end of the stream:\n"
       << reply.body.substr(reply.body.size() > 600 ? reply.body.size() - 600 : 0);
   EXPECT_EQ(reply.body.find("[DONE]"), std::string::npos) << "a cut stream ended as complete";
-  EXPECT_LT(ended_s, 2.5) << head.log();
+  EXPECT_LT(ended_s, 2.0) << head.log();
 
   ASSERT_TRUE(lab.set_worker_link(1, true)) << lab.error();
   const auto restored = std::chrono::steady_clock::now();
