@@ -145,7 +145,12 @@ Result<FrameHeader> read_frame_header(Socket& s, size_t max_payload_bytes, int64
   std::string why;
   const size_t seal_bytes = s.channel() != nullptr ? kSealBytes : 0;
   const FrameHeader h = parse_header(header, max_payload_bytes, seal_bytes, &why);
-  if (!why.empty()) return Status::corrupt("frame: peer " + s.peer() + " sent " + why);
+  if (!why.empty()) {
+    // A sealed link never resynchronises after a bad frame: break it here, as a failed
+    // authentication does.
+    if (seal_bytes != 0) s.shutdown();
+    return Status::corrupt("frame: peer " + s.peer() + " sent " + why);
+  }
   return h;
 }
 

@@ -60,7 +60,8 @@ Status write_frame(Socket& s, uint16_t type, const void* payload, size_t bytes, 
 // - kTimeout with no byte of the frame received: the stream is intact; call again.
 // - kTimeout after part of a frame arrived: the stream is out of sync, so the socket is shut
 //   down (later calls get kUnavailable).
-// - sealed link: a frame that fails authentication is kCorrupt and the socket is shut down.
+// - sealed link: a bad header or a frame that fails authentication is kCorrupt and the
+//   socket is shut down.
 // Same thread-safety as Socket::read_exact (one reader at a time).
 Result<Frame> read_frame(Socket& s, size_t max_payload_bytes, int64_t timeout_ms);
 

@@ -115,6 +115,7 @@ TEST(SealedLink, FrameLimitAppliesToThePlaintext) {
   auto f = read_frame(b, 10, 1000);
   ASSERT_FALSE(f.is_ok());
   EXPECT_EQ(f.status().code(), StatusCode::kCorrupt) << f.status().message();
+  EXPECT_FALSE(b.is_open());  // a sealed link is broken by any bad frame
 }
 
 // Each kind of tampering: the reader gets kCorrupt, and the link is shut down (a later read
