@@ -1,8 +1,11 @@
 // Latency of all-reduces on 2 ranks (threads of this process) per transport: the figure that
 // decides whether tensor parallelism pays (DESIGN.md). Rank 1 runs on a helper thread; rank 0
 // is timed call by call, and the median and p99 are reported as counters (microseconds).
+// The *_sealed tcp variants run with --encrypt's sealed links (net/secure_channel.h), so the
+// cost of encryption is the difference to the plain tcp line of the same size.
 //
 //   comm_bench --benchmark_filter=8KiB
+//   comm_bench --benchmark_filter='tcp.*(8KiB|16MiB)'
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -25,7 +28,7 @@ namespace {
 using Group = std::vector<std::unique_ptr<Communicator>>;
 constexpr int64_t kTimeoutMs = 30000;
 
-Result<Group> tcp_group(bool busy_poll) {
+Result<Group> tcp_group(bool busy_poll, bool sealed = false) {
   std::vector<TcpMeshListener> listeners;
   std::vector<net::HostPort> endpoints;
   for (int r = 0; r < 2; ++r) {
@@ -35,6 +38,7 @@ Result<Group> tcp_group(bool busy_poll) {
   }
   TcpOptions opts;
   opts.busy_poll = busy_poll;
+  opts.key.encrypt_traffic = sealed;
   Group g(2);
   Status peer_status;
   std::thread peer([&] {
@@ -75,6 +79,8 @@ Result<Group> make_group(const std::string& backend) {
   if (backend == "in_process") return make_in_process_group(2);
   if (backend == "tcp") return tcp_group(false);
   if (backend == "tcp_busy_poll") return tcp_group(true);
+  if (backend == "tcp_sealed") return tcp_group(false, true);
+  if (backend == "tcp_busy_poll_sealed") return tcp_group(true, true);
   if (backend == "shm") return shm_group();
   if (backend == "shm_nospin") return shm_group(0);
   if (backend == "shm_spin500us") return shm_group(500);
@@ -128,6 +134,7 @@ void BM_AllReduce(benchmark::State& state, const std::string& backend, size_t by
 
 constexpr size_t k8KiB = 8 * 1024;
 constexpr size_t k1MiB = 1024 * 1024;
+constexpr size_t k16MiB = 16 * k1MiB;
 
 BENCHMARK_CAPTURE(BM_AllReduce, in_process_8KiB, std::string("in_process"), k8KiB)
     ->Iterations(20000)
@@ -136,6 +143,13 @@ BENCHMARK_CAPTURE(BM_AllReduce, tcp_8KiB, std::string("tcp"), k8KiB)
     ->Iterations(5000)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduce, tcp_busy_poll_8KiB, std::string("tcp_busy_poll"), k8KiB)
+    ->Iterations(20000)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_sealed_8KiB, std::string("tcp_sealed"), k8KiB)
+    ->Iterations(5000)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_busy_poll_sealed_8KiB, std::string("tcp_busy_poll_sealed"),
+                  k8KiB)
     ->Iterations(20000)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduce, shm_8KiB, std::string("shm"), k8KiB)
@@ -158,6 +172,19 @@ BENCHMARK_CAPTURE(BM_AllReduce, tcp_1MiB, std::string("tcp"), k1MiB)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduce, tcp_busy_poll_1MiB, std::string("tcp_busy_poll"), k1MiB)
     ->Iterations(500)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_sealed_1MiB, std::string("tcp_sealed"), k1MiB)
+    ->Iterations(500)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_busy_poll_sealed_1MiB, std::string("tcp_busy_poll_sealed"),
+                  k1MiB)
+    ->Iterations(500)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_16MiB, std::string("tcp"), k16MiB)
+    ->Iterations(40)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduce, tcp_sealed_16MiB, std::string("tcp_sealed"), k16MiB)
+    ->Iterations(40)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduce, shm_1MiB, std::string("shm"), k1MiB)
     ->Iterations(500)

@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: {
       auto h = net::decode_hello(p, n);
       if (h.is_ok()) {
-        auto again = net::decode_hello(net::encode_hello(h->info, h->nonce).data(),
-                                       net::encode_hello(h->info, h->nonce).size());
+        const auto bytes = net::encode_hello(h->info, h->nonce, h->link_flags, h->kx_public);
+        auto again = net::decode_hello(bytes.data(), bytes.size());
         check(again.is_ok() && again->info.name == h->info.name &&
-              again->info.role == h->info.role);
+              again->info.role == h->info.role && again->link_flags == h->link_flags);
       }
       return 0;
     }

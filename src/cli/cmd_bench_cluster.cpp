@@ -104,6 +104,7 @@ void add_bench_cluster_command(CLI::App& bench, Runner* runner) {
       ->check(CLI::Range(0, 1 << 16));
   cmd->add_option("-r,--repetitions", s.bench.reps, "Timed repetitions of each test (median)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--encrypt", s.encrypt, "Seal every cluster link (measures what --encrypt costs)");
   cmd->add_flag("--json", cfg->json, "JSON lines: measurements, the fit and the projections");
   cmd->add_option("--svg", cfg->svg_path, "Write the plot of tg tok/s against latency here");
   cmd->add_option("--node-gbps", cfg->node_gbps,

@@ -20,6 +20,7 @@ extern "C" void on_signal(int) { g_stop.store(true); }
 struct WorkerArgs {
   std::string listen = "127.0.0.1:52417";
   std::string key_file;
+  bool encrypt = false;
   std::string name;
   int threads = 0;
   bool no_announce = false;
@@ -64,6 +65,7 @@ int worker(const WorkerArgs& a) {
   o.listen = *listen;
   o.multicast_group = *group;
   o.key = *key;
+  o.key.encrypt_traffic = a.encrypt;
   o.threads = a.threads;
   o.announce = !a.no_announce;
   if (a.name.empty()) {
@@ -91,6 +93,9 @@ void add_worker_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--listen", a->listen, "Control address (use 0.0.0.0:PORT to serve the LAN)");
   cmd->add_option("--key-file", a->key_file, "Cluster key file (from `cohort key new`)")
       ->required();
+  cmd->add_flag("--encrypt", a->encrypt,
+                "Encrypt and authenticate all cluster traffic (the head and every worker need "
+                "--encrypt)");
   cmd->add_option("--name", a->name, "Node name (default host:port)");
   cmd->add_option("-t,--threads", a->threads, "Compute threads (default: all cores)");
   cmd->add_flag("--no-announce", a->no_announce, "Do not advertise by UDP multicast");

@@ -32,6 +32,7 @@ Result<runtime::ClusterOptions> cluster_options(const ModelFlags& f, int64_t n_c
         "cluster: --workers needs --key-file (make one with `cohort key new > cluster.key`)");
   }
   COHORT_ASSIGN_OR_RETURN(o.key, net::load_key_file(f.key_file));
+  o.key.encrypt_traffic = f.encrypt;
   o.transport = f.transport;
   o.link_delay_us = f.link_delay_us;
   o.ship_always = f.ship_weights == "always";
@@ -72,6 +73,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
                   "Data plane: tcp | shm (ranks on one host) | mpi (under mpirun; no --workers)")
       ->check(CLI::IsMember({"tcp", "shm", "mpi"}));
   cmd->add_option("--key-file", f->key_file, "Cluster key file (from `cohort key new`)");
+  cmd->add_flag("--encrypt", f->encrypt,
+                "Encrypt and authenticate all tcp cluster traffic (every worker needs "
+                "--encrypt too)");
   cmd->add_option("--link-delay-us", f->link_delay_us,
                   "Extra one-way latency per message (experiments)")
       ->check(CLI::Range(0, 10'000'000));
@@ -98,6 +102,11 @@ Result<std::unique_ptr<ModelSession>> open_model_session(const ModelFlags& f,
   ms->n_ctx = std::min<int64_t>(ms->hparams.n_ctx_train, 4096);
   if (f.ctx > 0) ms->n_ctx = std::min<int64_t>(f.ctx, ms->hparams.n_ctx_train);
   const DType kv_type = *dtype_from_name(f.kv_type);  // one of the names the flag accepts
+  if (f.encrypt && f.workers.empty()) {
+    return Status::invalid_argument(
+        "--encrypt seals the connections between cluster nodes: it needs --workers (a single "
+        "node and MPI ranks have none)");
+  }
   if (f.transport == "mpi") {
     // Every rank of the MPI world runs this; rank 0 goes on as the head, the others serve
     // steps here until it stops them.

@@ -38,6 +38,7 @@ struct ModelFlags {
   std::string parallel = "auto";
   std::string transport = "tcp";
   std::string key_file;
+  bool encrypt = false;  // seal every cluster connection (net/secure_channel.h)
   int64_t link_delay_us = 0;
   std::string bind_host = "127.0.0.1";
   std::string ship_weights = "auto";

@@ -137,18 +137,16 @@ class TcpCommunicator final : public P2PCommunicator {
   Status read_piece(int peer, uint8_t* dst, size_t n, size_t message_bytes, bool first,
                     const Deadline& deadline) {
     net::Socket& s = *peers_[static_cast<size_t>(peer)];
-    uint8_t header[net::kFrameHeaderBytes];
     size_t got = 0;
-    Status st = s.read_exact_counted(header, sizeof(header), deadline.remaining_ms(), &got);
-    if (!st.is_ok()) {
-      if (st.code() == StatusCode::kTimeout && got == 0 && first) {
+    Result<net::FrameHeader> h =
+        net::read_frame_header(s, net::kMaxFrameBytes, deadline.remaining_ms(), &got);
+    if (!h.is_ok()) {
+      if (h.status().code() == StatusCode::kTimeout && got == 0 && first) {
         return Status::timeout(who() + "recv from rank " + std::to_string(peer) + " of " +
                                std::to_string(message_bytes) + " bytes timed out");
       }
-      return break_link(peer, "recv from", st);
+      return break_link(peer, "recv from", h.status());
     }
-    Result<net::FrameHeader> h = net::decode_frame_header(header, net::kMaxFrameBytes);
-    if (!h.is_ok()) return break_link(peer, "recv from", h.status());
     if (h->type != kFrameTypeMeshData) {
       return break_link(peer, "recv from",
                         Status::corrupt("unexpected frame type " + hex16(h->type)));
@@ -158,8 +156,8 @@ class TcpCommunicator final : public P2PCommunicator {
                         Status::corrupt("expected a message of " + std::to_string(n) +
                                         " bytes, got " + std::to_string(h->payload_bytes)));
     }
-    if (n == 0) return Status::ok();
-    st = s.read_exact(dst, n, deadline.remaining_ms());
+    // On a sealed link this also authenticates the frame (an empty one too).
+    Status st = net::read_frame_payload(s, *h, dst, deadline.remaining_ms());
     if (!st.is_ok()) return break_link(peer, "recv from", st);
     return Status::ok();
   }

@@ -21,6 +21,11 @@
 // on it give kUnavailable). A peer that closed or vanished gives kUnavailable; a timeout
 // before any byte of a message arrived leaves the link usable, one in the middle breaks it.
 //
+// With TcpOptions.key.encrypt_traffic every link is sealed by its handshake (net/
+// secure_channel.h): each frame is encrypted and authenticated, a frame that fails is
+// kCorrupt and breaks the link like any other bad frame. All ranks must agree on it: a rank
+// that differs is refused at the handshake.
+//
 // Collectives come from P2PCommunicator; send_recv overlaps the two directions (a helper
 // thread writes messages larger than kOneStepMaxBytes while the caller reads), so large
 // all-reduces cannot deadlock on full socket buffers. busy_poll makes reads spin briefly

@@ -19,6 +19,11 @@ inline constexpr size_t kClusterKeyBytes = 32;
 
 struct ClusterKey {
   std::array<uint8_t, kClusterKeyBytes> bytes{};
+  // The cluster-wide link policy, set from `--encrypt` (it is not part of the key file):
+  // every connection this key authenticates is then sealed after its handshake
+  // (handshake.h, secure_channel.h). It travels with the key because every place that proves
+  // the key must also agree on sealing; ends that differ refuse each other at the handshake.
+  bool encrypt_traffic = false;
 };
 
 // Initialises libsodium once (idempotent, thread-safe). A libsodium that cannot initialise

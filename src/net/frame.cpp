@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "net/secure_channel.h"
 
 namespace cohort::net {
 namespace {
@@ -38,8 +39,10 @@ Status cut_off(Socket& s, const Status& st) {
   return Status::timeout(st.message() + " in the middle of a frame; connection shut down");
 }
 
-// Fills *why (empty when the header is good).
-FrameHeader parse_header(const uint8_t* in, size_t max_payload_bytes, std::string* why) {
+// Fills *why (empty when the header is good). seal_bytes: what a sealed link adds to every
+// payload on the wire (0 on a plaintext link); the result's payload_bytes excludes it.
+FrameHeader parse_header(const uint8_t* in, size_t max_payload_bytes, size_t seal_bytes,
+                         std::string* why) {
   FrameHeader h;
   const uint32_t magic = get_u32(in);
   if (magic != kFrameMagic) {
@@ -50,13 +53,47 @@ FrameHeader parse_header(const uint8_t* in, size_t max_payload_bytes, std::strin
   }
   h.type = get_u16(in + 4);
   h.flags = get_u16(in + 6);
-  h.payload_bytes = get_u32(in + 8);
+  const uint32_t wire_bytes = get_u32(in + 8);
   const size_t limit = std::min<size_t>(max_payload_bytes, kMaxFrameBytes);
+  if (wire_bytes < seal_bytes) {
+    *why = "a sealed frame of type " + std::to_string(h.type) + " with only " +
+           std::to_string(wire_bytes) + " bytes, less than its authentication tag";
+    return h;
+  }
+  h.payload_bytes = static_cast<uint32_t>(wire_bytes - seal_bytes);
   if (h.payload_bytes > limit) {
     *why = "type " + std::to_string(h.type) + " claiming " + std::to_string(h.payload_bytes) +
            " payload bytes, over the limit of " + std::to_string(limit);
   }
   return h;
+}
+
+// Reads n bytes into (*buf)[0, n), growing *buf chunk by chunk as bytes arrive (never
+// shrinking it, so a reused buffer is not cleared per frame).
+Status read_grown(Socket& s, std::vector<uint8_t>* buf, size_t n, int64_t timeout_ms) {
+  const int64_t start_ns = now_ns();
+  size_t have = 0;
+  while (have < n) {
+    const size_t step = std::min(n - have, std::max(kGrowChunkBytes, have));
+    if (buf->size() < have + step) buf->resize(have + step);
+    Status st = s.read_exact(buf->data() + have, step, remaining_ms(timeout_ms, start_ns));
+    if (!st.is_ok()) return cut_off(s, st);
+    have += step;
+  }
+  return Status::ok();
+}
+
+// Authenticates and decrypts the c_bytes of ciphertext in the channel's receive buffer into
+// out. A failure breaks the link: the socket is shut down.
+Status open_sealed(Socket& s, SecureChannel& c, const FrameHeader& h, size_t c_bytes, void* out) {
+  uint8_t ad[kFrameHeaderBytes];
+  encode_frame_header(ad, h.type, h.flags, static_cast<uint32_t>(c_bytes));
+  Status st = c.open(ad, sizeof(ad), c.recv_buffer().data(), c_bytes, out);
+  c.release_large_recv_buffer();
+  if (st.is_ok()) return st;
+  s.shutdown();
+  return Status::corrupt("frame: peer " + s.peer() + ": " + st.message() +
+                         "; connection shut down");
 }
 
 }  // namespace
@@ -72,7 +109,7 @@ void encode_frame_header(uint8_t out[kFrameHeaderBytes], uint16_t type, uint16_t
 Result<FrameHeader> decode_frame_header(const uint8_t in[kFrameHeaderBytes],
                                         size_t max_payload_bytes) {
   std::string why;
-  FrameHeader h = parse_header(in, max_payload_bytes, &why);
+  FrameHeader h = parse_header(in, max_payload_bytes, 0, &why);
   if (!why.empty()) return Status::corrupt("frame: " + why);
   return h;
 }
@@ -84,31 +121,71 @@ Status write_frame(Socket& s, uint16_t type, const void* payload, size_t bytes, 
                                     " bytes exceeds the frame limit");
   }
   uint8_t header[kFrameHeaderBytes];
-  encode_frame_header(header, type, flags, static_cast<uint32_t>(bytes));
-  return s.write_all2(header, sizeof(header), payload, bytes, timeout_ms);
+  SecureChannel* c = s.channel();
+  if (c == nullptr) {
+    encode_frame_header(header, type, flags, static_cast<uint32_t>(bytes));
+    return s.write_all2(header, sizeof(header), payload, bytes, timeout_ms);
+  }
+  const size_t c_bytes = bytes + kSealBytes;
+  encode_frame_header(header, type, flags, static_cast<uint32_t>(c_bytes));
+  const uint8_t* sealed = c->seal(header, sizeof(header), payload, bytes);
+  Status st = s.write_all2(header, sizeof(header), sealed, c_bytes, timeout_ms);
+  // The send stream has moved past this frame whether or not it left: the link is unusable.
+  if (!st.is_ok()) s.shutdown();
+  return st;
+}
+
+Result<FrameHeader> read_frame_header(Socket& s, size_t max_payload_bytes, int64_t timeout_ms,
+                                      size_t* bytes_read) {
+  uint8_t header[kFrameHeaderBytes];
+  size_t got = 0;
+  Status st = s.read_exact_counted(header, sizeof(header), timeout_ms, &got);
+  if (bytes_read != nullptr) *bytes_read = got;
+  if (!st.is_ok()) return got == 0 ? st : cut_off(s, st);
+  std::string why;
+  const size_t seal_bytes = s.channel() != nullptr ? kSealBytes : 0;
+  const FrameHeader h = parse_header(header, max_payload_bytes, seal_bytes, &why);
+  if (!why.empty()) {
+    // A sealed link never resynchronises after a bad frame: break it here, as a failed
+    // authentication does.
+    if (seal_bytes != 0) s.shutdown();
+    return Status::corrupt("frame: peer " + s.peer() + " sent " + why);
+  }
+  return h;
+}
+
+Status read_frame_payload(Socket& s, const FrameHeader& h, void* dst, int64_t timeout_ms) {
+  SecureChannel* c = s.channel();
+  if (c == nullptr) {
+    if (h.payload_bytes == 0) return Status::ok();
+    Status st = s.read_exact(dst, h.payload_bytes, timeout_ms);
+    return st.is_ok() ? st : cut_off(s, st);
+  }
+  const size_t c_bytes = size_t{h.payload_bytes} + kSealBytes;
+  COHORT_RETURN_IF_ERROR(read_grown(s, &c->recv_buffer(), c_bytes, timeout_ms));
+  return open_sealed(s, *c, h, c_bytes, dst);
 }
 
 Result<Frame> read_frame(Socket& s, size_t max_payload_bytes, int64_t timeout_ms) {
   const int64_t start_ns = now_ns();
-  uint8_t header[kFrameHeaderBytes];
-  size_t got = 0;
-  Status st = s.read_exact_counted(header, sizeof(header), timeout_ms, &got);
-  if (!st.is_ok()) return got == 0 ? st : cut_off(s, st);
-  std::string why;
-  const FrameHeader h = parse_header(header, max_payload_bytes, &why);
-  if (!why.empty()) return Status::corrupt("frame: peer " + s.peer() + " sent " + why);
+  COHORT_ASSIGN_OR_RETURN(const FrameHeader h,
+                          read_frame_header(s, max_payload_bytes, timeout_ms, nullptr));
   Frame f;
   f.type = h.type;
   f.flags = h.flags;
-  const size_t n = h.payload_bytes;
-  size_t have = 0;
-  while (have < n) {
-    const size_t step = std::min(n - have, std::max(kGrowChunkBytes, have));
-    f.payload.resize(have + step);
-    st = s.read_exact(f.payload.data() + have, step, remaining_ms(timeout_ms, start_ns));
-    if (!st.is_ok()) return cut_off(s, st);
-    have += step;
+  const int64_t left_ms = remaining_ms(timeout_ms, start_ns);
+  if (s.channel() == nullptr) {
+    // Grown as bytes arrive: a peer that claims a large frame and stalls costs only what
+    // it sent.
+    COHORT_RETURN_IF_ERROR(read_grown(s, &f.payload, h.payload_bytes, left_ms));
+    return f;
   }
+  // The ciphertext first (grown likewise), the plaintext buffer once it has all arrived.
+  SecureChannel& c = *s.channel();
+  const size_t c_bytes = size_t{h.payload_bytes} + kSealBytes;
+  COHORT_RETURN_IF_ERROR(read_grown(s, &c.recv_buffer(), c_bytes, left_ms));
+  f.payload.resize(h.payload_bytes);
+  COHORT_RETURN_IF_ERROR(open_sealed(s, c, h, c_bytes, f.payload.data()));
   return f;
 }
 

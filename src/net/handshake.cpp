@@ -61,7 +61,11 @@ class Handshake {
     ensure_sodium();
     Nonce own_nonce;
     randombytes_buf(own_nonce.data(), own_nonce.size());
-    const std::vector<uint8_t> own_hello = encode_hello(mine_, own_nonce);
+    const bool sealed = key_.encrypt_traffic;
+    KxKeyPair kx;
+    if (sealed) kx = KxKeyPair::generate();
+    const std::vector<uint8_t> own_hello =
+        encode_hello(mine_, own_nonce, sealed ? kLinkFlagSealed : 0, kx.public_key);
     Status st = write_frame(s_, kFrameTypeHello, own_hello.data(), own_hello.size(), left_ms());
     if (!st.is_ok()) return Status(st.code(), "handshake: cannot send HELLO: " + st.message());
 
@@ -83,6 +87,8 @@ class Handshake {
                                  ", this node speaks version " +
                                  std::to_string(mine_.protocol_version));
     }
+    const bool peer_sealed = (hello->link_flags & kLinkFlagSealed) != 0;
+    if (peer_sealed != sealed) return sealing_mismatch(peer_sealed);
 
     const bool initiator = s_.is_initiator();
     const Proof own_proof =
@@ -96,7 +102,50 @@ class Handshake {
       COHORT_RETURN_IF_ERROR(check_proof(expected));
       COHORT_RETURN_IF_ERROR(send_proof(own_proof));
     }
+    if (sealed) {
+      COHORT_RETURN_IF_ERROR(seal(kx, hello->kx_public, own_hello, peer_hello));
+    }
     return std::move(hello->info);
+  }
+
+  Status sealing_mismatch(bool peer_sealed) const {
+    const std::string fix = "; start every node of the cluster with the same --encrypt setting";
+    if (peer_sealed) {
+      return Status::unsupported("handshake: " + who() +
+                                 " encrypts cluster traffic (--encrypt) and this node does not" +
+                                 fix);
+    }
+    return Status::unsupported("handshake: this node encrypts cluster traffic (--encrypt) and " +
+                               who() + " does not" + fix);
+  }
+
+  // Step 3: session keys, stream headers both ways, then the socket is sealed.
+  Status seal(const KxKeyPair& kx, const KxPublicKey& peer_public,
+              const std::vector<uint8_t>& own_hello, const std::vector<uint8_t>& peer_hello) {
+    COHORT_ASSIGN_OR_RETURN(
+        const SessionKeys keys,
+        derive_session_keys(key_, s_.is_initiator(), kx, peer_public, own_hello.data(),
+                            own_hello.size(), peer_hello.data(), peer_hello.size()));
+    StreamHeader header;
+    std::unique_ptr<SecureChannel> channel = SecureChannel::start(keys, &header);
+    Status st = write_frame(s_, kFrameTypeStreamHeader, header.data(), header.size(), left_ms());
+    if (!st.is_ok()) {
+      return Status(st.code(),
+                    "handshake: cannot send the stream header to " + who() + ": " + st.message());
+    }
+    Result<Frame> f = read_frame(s_, kStreamHeaderBytes, left_ms());
+    if (!f.is_ok()) {
+      return Status(f.status().code(),
+                    "handshake: no stream header from " + who() + ": " + f.status().message());
+    }
+    if (f->type != kFrameTypeStreamHeader || f->payload.size() != kStreamHeaderBytes) {
+      return Status::corrupt("handshake: " + who() + " sent a bad stream header");
+    }
+    StreamHeader peer_header;
+    std::copy(f->payload.begin(), f->payload.end(), peer_header.begin());
+    COHORT_RETURN_IF_ERROR(channel->accept_peer_header(peer_header));
+    s_.seal_with(std::move(channel));
+    return Status::ok();
   }
 
   Status hello_error(const Status& st) const {
@@ -154,10 +203,12 @@ Result<PeerInfo> handshake(Socket& s, const ClusterKey& key, const PeerInfo& min
   return Handshake(s, key, mine, timeout_ms).run();
 }
 
-std::vector<uint8_t> encode_hello(const PeerInfo& info, const Nonce& nonce) {
+std::vector<uint8_t> encode_hello(const PeerInfo& info, const Nonce& nonce, uint32_t link_flags,
+                                  const KxPublicKey& kx_public) {
   WireWriter w;
   w.u32(kHelloMagic).u32(info.protocol_version).str(info.role).str(info.name);
   w.u64(info.capabilities).raw(nonce.data(), nonce.size());
+  w.u32(link_flags).raw(kx_public.data(), kx_public.size());
   return w.take();
 }
 
@@ -173,7 +224,12 @@ Result<Hello> decode_hello(const uint8_t* p, size_t n) {
   COHORT_RETURN_IF_ERROR(r.str(&h.info.name, kMaxPeerNameBytes));
   COHORT_RETURN_IF_ERROR(r.u64(&h.info.capabilities));
   COHORT_RETURN_IF_ERROR(r.raw(h.nonce.data(), h.nonce.size()));
+  COHORT_RETURN_IF_ERROR(r.u32(&h.link_flags));
+  COHORT_RETURN_IF_ERROR(r.raw(h.kx_public.data(), h.kx_public.size()));
   COHORT_RETURN_IF_ERROR(r.expect_end());
+  if ((h.link_flags & ~kKnownLinkFlags) != 0) {
+    return Status::corrupt("handshake: HELLO has unknown link flags");
+  }
   if (!printable(h.info.role) || !printable(h.info.name)) {
     return Status::corrupt("handshake: HELLO name or role has control characters");
   }

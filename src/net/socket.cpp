@@ -18,7 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
 #include "core/clock.h"
+#include "net/secure_channel.h"
 
 namespace cohort::net {
 namespace asio = boost::asio;
@@ -125,6 +127,7 @@ struct Socket::Impl {
   std::atomic<bool> shut{false};
   std::atomic<bool> busy{false};
   bool initiator = false;
+  std::unique_ptr<SecureChannel> channel;  // set once by the handshake on sealed links
   std::string peer;
   std::string local;
 
@@ -353,6 +356,13 @@ void Socket::shutdown() {
 
 bool Socket::is_open() const { return impl_ && !impl_->shut.load(std::memory_order_relaxed); }
 bool Socket::is_initiator() const { return impl_ && impl_->initiator; }
+
+void Socket::seal_with(std::unique_ptr<SecureChannel> channel) {
+  COHORT_CHECK_MSG(impl_ && !impl_->channel, "Socket::seal_with: no socket, or already sealed");
+  impl_->channel = std::move(channel);
+}
+
+SecureChannel* Socket::channel() const { return impl_ ? impl_->channel.get() : nullptr; }
 std::string Socket::peer() const { return impl_ ? impl_->peer : std::string(); }
 std::string Socket::local() const { return impl_ ? impl_->local : std::string(); }
 

@@ -23,6 +23,8 @@
 
 namespace cohort::net {
 
+class SecureChannel;
+
 // A connected TCP stream (TCP_NODELAY on). Move-only; owns its descriptor and closes it on
 // destruction.
 //
@@ -70,6 +72,14 @@ class Socket {
   // True for the side that called connect(), false for the side that accepted. The
   // handshake binds its proofs to this so a proof cannot be reflected back.
   bool is_initiator() const;
+
+  // Seals the link: from now on frame.h encrypts and authenticates every frame through
+  // `channel` (secure_channel.h). The handshake calls this once, before the socket is
+  // shared between threads; it cannot be undone.
+  void seal_with(std::unique_ptr<SecureChannel> channel);
+  // The link's channel, null while it is plaintext. Its send half belongs to the writing
+  // thread and its receive half to the reading thread, as the socket's own reads and writes.
+  SecureChannel* channel() const;
 
   std::string peer() const;   // "ip:port" of the remote end ("[v6]:port" for IPv6)
   std::string local() const;  // "ip:port" of this end

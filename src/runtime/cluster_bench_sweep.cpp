@@ -91,12 +91,14 @@ Result<std::vector<ClusterBenchRow>> run_cluster_sweep(
   LocalWorkersOptions wo;
   wo.count = o.nodes - 1;
   wo.threads_each = o.threads;
+  wo.encrypt = o.encrypt;
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<LocalWorkers> workers, LocalWorkers::start(wo));
 
   ClusterOptions co;
   co.model_path = o.model_path;
   COHORT_ASSIGN_OR_RETURN(co.workers, parse_workers(workers->workers_list()));
   COHORT_ASSIGN_OR_RETURN(co.key, net::load_key_file(workers->key_file()));
+  co.key.encrypt_traffic = o.encrypt;
   co.plan.even_shares = true;
   co.threads = o.threads;
   co.max_batch = o.batch;

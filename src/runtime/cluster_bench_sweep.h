@@ -27,6 +27,7 @@ struct ClusterSweepOptions {
   std::vector<std::string> modes = {"pipeline", "tensor", "hybrid"};
   std::vector<std::string> transports = {"tcp", "shm"};
   std::vector<int64_t> latencies_us = {0, 3, 30, 100, 300, 1000};
+  bool encrypt = false;  // every cluster link sealed (--encrypt), to measure what it costs
   ClusterBenchOptions bench;
 };
 

@@ -24,19 +24,20 @@ Result<std::unique_ptr<LocalWorkers>> LocalWorkers::start(const LocalWorkersOpti
   for (int i = 0; i < opts.count; ++i) {
     const int port = free_loopback_port();
     const std::string name = opts.name_prefix + std::to_string(i);
-    const std::vector<std::string> argv = {*exe,
-                                           "worker",
-                                           "--listen",
-                                           "127.0.0.1:" + std::to_string(port),
-                                           "--name",
-                                           name,
-                                           "--key-file",
-                                           w->key_file_,
-                                           "-t",
-                                           std::to_string(opts.threads_each),
-                                           "--no-announce",
-                                           "--cache-dir",
-                                           w->dir_ + "/cache-" + name};
+    std::vector<std::string> argv = {*exe,
+                                     "worker",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(port),
+                                     "--name",
+                                     name,
+                                     "--key-file",
+                                     w->key_file_,
+                                     "-t",
+                                     std::to_string(opts.threads_each),
+                                     "--no-announce",
+                                     "--cache-dir",
+                                     w->dir_ + "/cache-" + name};
+    if (opts.encrypt) argv.push_back("--encrypt");
     w->procs_.push_back(std::make_unique<ChildProcess>(argv, w->dir_ + "/" + name + ".log"));
     if (!wait_for_loopback_port(port, opts.start_timeout_ms)) {
       return Status(

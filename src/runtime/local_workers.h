@@ -22,6 +22,7 @@ struct LocalWorkersOptions {
   std::string name_prefix = "worker";  // workers are worker0, worker1, ...
   int64_t start_timeout_ms = 10000;    // per worker, until it accepts connections
   std::string executable;              // the cohort binary; empty: this executable
+  bool encrypt = false;                // start the workers with --encrypt (sealed links)
 };
 
 class LocalWorkers {

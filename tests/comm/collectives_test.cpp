@@ -228,8 +228,8 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<std::string, in
 
 INSTANTIATE_TEST_SUITE_P(Backends, CollectivesTest,
                          ::testing::Combine(::testing::Values("in_process", "tcp", "tcp_busy",
-                                                              "shm", "shm_tiny_ring", "delay_tcp",
-                                                              "delay_in_process"),
+                                                              "tcp_sealed", "shm", "shm_tiny_ring",
+                                                              "delay_tcp", "delay_in_process"),
                                             ::testing::Values(2, 3, 4)),
                          param_name);
 

@@ -65,11 +65,13 @@ inline Result<TcpSetup> tcp_listen(int n) {
   return s;
 }
 
-inline Result<Group> make_tcp_group(int n, bool busy_poll = false) {
+// sealed: every link encrypted (--encrypt).
+inline Result<Group> make_tcp_group(int n, bool busy_poll = false, bool sealed = false) {
   COHORT_ASSIGN_OR_RETURN(TcpSetup setup, tcp_listen(n));
   Group group(static_cast<size_t>(n));
   TcpOptions opts;
   opts.key = test_key();
+  opts.key.encrypt_traffic = sealed;
   opts.busy_poll = busy_poll;
   opts.connect_timeout_ms = 10000;
   std::vector<Status> st = run_ranks(n, [&](int r) -> Status {
@@ -95,11 +97,13 @@ inline Result<Group> make_shm_group(int n, const ShmOptions& options = {}) {
   return group;
 }
 
-// "in_process", "tcp", "tcp_busy", "shm", "shm_tiny_ring" (4 KiB rings: every message
-// streams and wraps), "delay_tcp" (50 us per hop), "delay_in_process".
+// "in_process", "tcp", "tcp_busy", "tcp_sealed" (encrypted links), "shm", "shm_tiny_ring"
+// (4 KiB rings: every message streams and wraps), "delay_tcp" (50 us per hop),
+// "delay_in_process".
 inline Result<Group> make_group(const std::string& backend, int n) {
   if (backend == "in_process") return make_in_process_group(n);
   if (backend == "tcp") return make_tcp_group(n, false);
+  if (backend == "tcp_sealed") return make_tcp_group(n, false, true);
   if (backend == "tcp_busy") return make_tcp_group(n, true);
   if (backend == "shm") return make_shm_group(n);
   if (backend == "shm_tiny_ring") {

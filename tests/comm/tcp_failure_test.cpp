@@ -4,10 +4,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "comm/collectives.h"
 #include "comm_harness.h"
 #include "net/frame.h"
+#include "net/handshake.h"
+#include "net/secure_channel.h"
 #include "net/socket.h"
 
 namespace cohort::comm {
@@ -80,6 +83,24 @@ TEST(TcpMesh, WrongClusterKeyFailsOnBothSides) {
   EXPECT_NE(st[0].message().find("cluster key"), std::string::npos) << st[0].message();
 }
 
+TEST(TcpMesh, MismatchedEncryptionIsRefusedOnBothSides) {
+  auto setup = tcp_listen(2);
+  ASSERT_TRUE(setup.is_ok());
+  std::vector<Status> st = run_ranks(2, [&](int r) -> Status {
+    TcpOptions opts;
+    opts.key = test_key();
+    opts.key.encrypt_traffic = r == 0;
+    opts.connect_timeout_ms = 1000;
+    auto c = std::move(setup->listeners[static_cast<size_t>(r)]).connect(r, setup->endpoints, opts);
+    return c.status();
+  });
+  // The connecting rank fails at once, the accepting one refuses it and says why.
+  EXPECT_EQ(st[1].code(), StatusCode::kUnsupported) << st[1].message();
+  EXPECT_NE(st[1].message().find("--encrypt"), std::string::npos) << st[1].message();
+  EXPECT_EQ(st[0].code(), StatusCode::kTimeout) << st[0].message();
+  EXPECT_NE(st[0].message().find("--encrypt"), std::string::npos) << st[0].message();
+}
+
 TEST(TcpMesh, StrangerIsRefusedAndTheMeshStillForms) {
   auto setup = tcp_listen(2);
   ASSERT_TRUE(setup.is_ok());
@@ -140,22 +161,53 @@ TEST(TcpComm, ClosedPeerIsUnavailableQuickly) {
   }
 }
 
-// Rank 0 of a two-rank communicator whose rank 1 is a raw socket the test drives.
+// Rank 0 of a two-rank communicator whose rank 1 is a raw socket the test drives. sealed:
+// both ends of the link are sealed by a real handshake first (--encrypt).
 struct RawPeer {
   std::unique_ptr<Communicator> comm;
   net::Socket raw;
 };
 
-RawPeer raw_peer() {
+RawPeer raw_peer(bool sealed = false) {
   auto l = net::Listener::bind({"127.0.0.1", 0});
   COHORT_CHECK(l.is_ok());
   auto raw = net::Socket::connect({"127.0.0.1", l->port()}, 1000);
   COHORT_CHECK(raw.is_ok());
   auto mine = l->accept(1000);
   COHORT_CHECK(mine.is_ok());
+  if (sealed) {
+    net::ClusterKey key = test_key();
+    key.encrypt_traffic = true;
+    net::PeerInfo me;
+    me.name = "raw";
+    me.role = "mesh";
+    std::thread t([&] { COHORT_CHECK(net::handshake(*raw, key, me, 3000).is_ok()); });
+    COHORT_CHECK(net::handshake(*mine, key, me, 3000).is_ok());
+    t.join();
+  }
   std::vector<std::unique_ptr<net::Socket>> peers(2);
   peers[1] = std::make_unique<net::Socket>(std::move(mine).value());
   return {make_tcp_communicator(0, std::move(peers), false), std::move(raw).value()};
+}
+
+TEST(TcpComm, SealedLinkRefusesATamperedMessage) {
+  RawPeer p = raw_peer(/*sealed=*/true);
+  const float good[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(net::write_frame(p.raw, kFrameTypeMeshData, good, sizeof(good), 1000).is_ok());
+  float got[4] = {};
+  ASSERT_TRUE(p.comm->recv(1, got, sizeof(got), 1000).is_ok());
+  EXPECT_EQ(got[3], 4.0f);
+  // The same kind of message with one ciphertext bit flipped on the way.
+  constexpr size_t c_bytes = sizeof(good) + net::kSealBytes;
+  uint8_t frame[net::kFrameHeaderBytes + c_bytes];
+  net::encode_frame_header(frame, kFrameTypeMeshData, 0, static_cast<uint32_t>(c_bytes));
+  const uint8_t* c = p.raw.channel()->seal(frame, net::kFrameHeaderBytes, good, sizeof(good));
+  std::memcpy(frame + net::kFrameHeaderBytes, c, c_bytes);
+  frame[net::kFrameHeaderBytes + 5] ^= 0x80;
+  ASSERT_TRUE(p.raw.write_all(frame, sizeof(frame), 1000).is_ok());
+  const Status st = p.comm->recv(1, got, sizeof(got), 1000);
+  EXPECT_EQ(st.code(), StatusCode::kCorrupt) << st.message();
+  EXPECT_EQ(p.comm->recv(1, got, sizeof(got), 100).code(), StatusCode::kUnavailable);
 }
 
 TEST(TcpComm, GarbageFramesAreCorruptNotACrash) {
