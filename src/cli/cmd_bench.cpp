@@ -23,6 +23,7 @@ struct BenchConfig {
   bool json = false;
   bool roofline_only = false;
   bool no_gemm = false;
+  bool huge_pages = false;
   std::string kv_type = "f16";
 };
 
@@ -50,7 +51,7 @@ int bench(const BenchConfig& cfg) {
     std::fputs(runtime::roofline_text(roof).c_str(), stderr);
   }
 
-  auto file = open_model(cfg.model_path, "");
+  auto file = open_model(cfg.model_path, "", cfg.huge_pages);
   if (!file.is_ok()) {
     std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
     return 1;
@@ -117,6 +118,8 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_flag("--json", cfg->json, "One JSON object per line per test");
   cmd->add_flag("--roofline", cfg->roofline_only,
                 "Print the measured memory bandwidth and FMA peak (and bench -m if given)");
+  cmd->add_flag("--huge-pages", cfg->huge_pages,
+                "Copy the model into memory backed by 2 MiB pages instead of mapping the file");
   cmd->add_flag("--no-gemm", cfg->no_gemm,
                 "Prompts without the batched kernels (one dot product per row and token)");
   add_bench_cluster_command(*cmd, runner);

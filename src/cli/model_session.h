@@ -31,6 +31,7 @@ struct ModelFlags {
   int threads = 0;
   int64_t ctx = 0;
   std::string kv_type = "f16";
+  bool huge_pages = false;  // copy the model into huge-page memory (core/mapped_file.h)
   int64_t batch = 64;
   int64_t slots = 1;  // sequence slots (`cohort serve` defaults to 4)
   // Cluster: empty workers = this node alone.

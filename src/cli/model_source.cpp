@@ -4,7 +4,8 @@
 
 namespace cohort::cli {
 
-Result<format::GgufFile> open_model(const std::string& path, const std::string& tokenizer_path) {
+Result<format::GgufFile> open_model(const std::string& path, const std::string& tokenizer_path,
+                                    bool huge_pages) {
   if (format::looks_like_llama2c(path)) {
     if (tokenizer_path.empty()) {
       return Status::invalid_argument("model: " + path +
@@ -17,7 +18,7 @@ Result<format::GgufFile> open_model(const std::string& path, const std::string& 
     return Status::invalid_argument("model: " + path +
                                     " is a GGUF file with its own vocabulary; drop --tokenizer");
   }
-  return format::GgufFile::open(path);
+  return format::GgufFile::open(path, huge_pages);
 }
 
 }  // namespace cohort::cli

@@ -1,5 +1,13 @@
 // A read-only memory map of a whole file. Move-only; unmaps on destruction.
 // An empty file maps to data() == nullptr, size() == 0.
+//
+// huge_pages: instead of mapping the file, copy it into anonymous memory backed by
+// transparent huge pages (madvise), then make that read-only. A token of decode streams every
+// weight once, and through the page cache's 4 KiB pages that walk misses the TLB every 4 KiB:
+// on this project's 2-core Zen 3 a 1B Q4_0 model decoded 21 tok/s mapped and 33 tok/s from
+// 2 MiB pages. The copy costs the time to read the file once and the file's size in private
+// memory (each process its own copy), so it is the caller's choice. When the kernel gives no
+// huge pages (THP off), the copy still works, only without the gain.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +20,10 @@ namespace cohort {
 
 class MappedFile {
  public:
-  static Result<MappedFile> open(const std::string& path);
+  static Result<MappedFile> open(const std::string& path, bool huge_pages = false);
+
+  // True when the contents were copied into huge-page memory (open with huge_pages).
+  bool copied() const { return copied_; }
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
@@ -26,9 +37,14 @@ class MappedFile {
   const std::string& path() const { return path_; }
 
  private:
+  void release();
+
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string path_;
+  void* map_base_ = nullptr;  // what munmap takes: the mapping, which may start before data_
+  size_t map_len_ = 0;
+  bool copied_ = false;
 };
 
 }  // namespace cohort

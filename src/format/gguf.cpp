@@ -185,8 +185,8 @@ class Parser {
 
 }  // namespace
 
-Result<GgufFile> GgufFile::open(const std::string& path) {
-  Result<MappedFile> map = MappedFile::open(path);
+Result<GgufFile> GgufFile::open(const std::string& path, bool huge_pages) {
+  Result<MappedFile> map = MappedFile::open(path, huge_pages);
   if (!map.is_ok()) {
     return Status(map.status().code(), "gguf: " + path + ": " + map.status().message());
   }

@@ -99,7 +99,8 @@ class GgufFile {
  public:
   // Maps and parses path. The whole header, KV section and tensor directory are validated;
   // tensor byte ranges are checked to lie inside the file.
-  static Result<GgufFile> open(const std::string& path);
+  // huge_pages: copy the file into huge-page memory instead of mapping it (MappedFile).
+  static Result<GgufFile> open(const std::string& path, bool huge_pages = false);
   // Parses a GGUF image held in memory (llama2.c conversion, tests). name is used in errors.
   static Result<GgufFile> from_bytes(std::string name,
                                      std::shared_ptr<const std::vector<uint8_t>> bytes);
