@@ -267,11 +267,22 @@ Result<Plan> plan_placement(const std::vector<NodeDesc>& nodes, const LinkMatrix
                   n, lat_ms * 1e3, est_tp, static_cast<long long>(2 * hp.n_layers), est_pp);
     why = buf;
     // Try the faster mode first; fall back to the others when it cannot be placed. A MoE
-    // model's layer split is tensor-sliced experts first: per token it moves the same
-    // all-reduces as expert parallelism, but every rank reads 1/N of each chosen expert,
-    // where whole experts leave a rank idle whenever the router picks none of its own.
+    // model's layer split moves the same all-reduces per token either way (tensor-sliced
+    // experts or whole experts per rank), so links do not choose between them; the work
+    // does. Sliced, every rank runs a 1/N slice of each chosen expert: balanced, but
+    // n_expert_used x 3 small matmuls per layer on every rank, each a thread-pool dispatch.
+    // Whole, a rank runs only the chosen experts it holds: ~n_expert_used / N full-width
+    // matmuls, but the busiest rank sets the pace. With at least kMinRoutedPerRank routed
+    // experts per rank on average the busiest stays near the mean, and whole experts were
+    // faster (Qwen3-30B-A3B shape, 128 experts top-8, 2 nodes x 1 thread: 6.0-6.3 tok/s
+    // against 5.8-5.9 sliced; docs/PERFORMANCE.md); with fewer, one rank often gets all of
+    // a token's experts, so slicing stays first.
+    constexpr int64_t kMinRoutedPerRank = 4;
     std::vector<ParallelMode> order = {ParallelMode::kTensor};
-    if (hp.is_moe()) order.push_back(ParallelMode::kExpert);
+    if (hp.is_moe()) {
+      const bool whole_first = hp.n_expert_used >= kMinRoutedPerRank * n;
+      order.insert(whole_first ? order.begin() : order.end(), ParallelMode::kExpert);
+    }
     order.insert(tensor_first ? order.end() : order.begin(), ParallelMode::kPipeline);
     for (ParallelMode m : order) {
       std::vector<int> s =

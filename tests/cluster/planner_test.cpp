@@ -202,6 +202,24 @@ TEST(Planner, TensorModeSlicesEveryExpertAndAutoExplainsIt) {
   EXPECT_EQ(*mode, ParallelMode::kExpert);
 }
 
+// With many routed experts per rank (top-8 on 2 nodes), auto places whole experts per rank;
+// with few (top-2, above) it slices them.
+TEST(Planner, AutoPrefersWholeExpertsWhenManyAreRoutedPerRank) {
+  PlanOptions o;
+  o.mode = ParallelMode::kAuto;
+  ModelDesc wide = toy_moe();
+  wide.hp.n_expert = 64;
+  wide.hp.n_expert_used = 8;
+  auto p = plan_placement(nodes(2), LinkMatrix::uniform(2, 5, 1e9), wide, o);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->mode, ParallelMode::kExpert) << p->why;
+  EXPECT_NE(p->why.find("(faster)"), std::string::npos) << p->why;
+  // On 3 nodes, 8 routed experts are fewer than 4 per rank: sliced again.
+  auto q = plan_placement(nodes(3), LinkMatrix::uniform(3, 5, 1e9), wide, o);
+  ASSERT_TRUE(q.is_ok()) << q.status().message();
+  EXPECT_EQ(q->mode, ParallelMode::kTensor) << q->why;
+}
+
 TEST(Planner, LatentCacheIsWholeOnEveryTensorRank) {
   // deepseek2 caches one latent row per token that every rank computes and keeps, where
   // other models' ranks keep their KV heads' share.
