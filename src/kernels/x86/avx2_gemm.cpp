@@ -140,6 +140,15 @@ void tiles_float_scales(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, i
 }
 
 // ---- F16 weights, f32 activations: 8 elements per step, a scalar tail summed after.
+
+// A (row, token) pair's result from its 8-lane accumulator over elements [0, k): the
+// horizontal sum plus the scalar products of elements [k, n). The whole-row and the blocked
+// F16 forms both end here, which is what keeps their bits equal.
+inline float finish_f16_pair(__m256 acc, const uint16_t* w, const float* a, int64_t k, int64_t n) {
+  float tail = 0.0f;
+  for (int64_t kk = k; kk < n; ++kk) tail += avx2::f16_to_f32(w[kk]) * a[kk];
+  return avx2::hsum(acc) + tail;
+}
 struct TileF16 {
   template <int R, int T>
   void operator()(const GemmArgs& g, int64_t r, int64_t t) const {
@@ -172,9 +181,7 @@ struct TileF16 {
     }
     for (int j = 0; j < T; ++j) {
       for (int i = 0; i < R; ++i) {
-        float tail = 0.0f;
-        for (int64_t kk = k; kk < g.n; ++kk) tail += avx2::f16_to_f32(w[i][kk]) * a[j][kk];
-        g.y[(t + j) * g.y_stride + r + i] = avx2::hsum(acc[i][j]) + tail;
+        g.y[(t + j) * g.y_stride + r + i] = finish_f16_pair(acc[i][j], w[i], a[j], k, g.n);
       }
     }
   }
@@ -284,10 +291,8 @@ void gemm_f16_blocked(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int
       const uint16_t* w = row_ptr<uint16_t>(g, rb + i);
       for (int64_t t = t0; t < t1; ++t) {
         const float* a = token_ptr<float>(g, t);
-        float tail = 0.0f;
-        for (int64_t kk = n8; kk < g.n; ++kk) tail += avx2::f16_to_f32(w[kk]) * a[kk];
         g.y[t * g.y_stride + rb + i] =
-            avx2::hsum(_mm256_load_ps(accbuf[i * tokens + (t - t0)].v)) + tail;
+            finish_f16_pair(_mm256_load_ps(accbuf[i * tokens + (t - t0)].v), w, a, n8, g.n);
       }
     }
   }
