@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/huge_page_buffer.h"
 #include "core/status.h"
 
 namespace cohort {
@@ -23,7 +24,7 @@ class MappedFile {
   static Result<MappedFile> open(const std::string& path, bool huge_pages = false);
 
   // True when the contents were copied into huge-page memory (open with huge_pages).
-  bool copied() const { return copied_; }
+  bool copied() const { return copy_.data() != nullptr; }
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
@@ -39,12 +40,10 @@ class MappedFile {
  private:
   void release();
 
-  const uint8_t* data_ = nullptr;
+  const uint8_t* data_ = nullptr;  // the file map (copy_ empty) or copy_.data()
   size_t size_ = 0;
   std::string path_;
-  void* map_base_ = nullptr;  // what munmap takes: the mapping, which may start before data_
-  size_t map_len_ = 0;
-  bool copied_ = false;
+  HugePageBuffer copy_;  // holds the contents when opened with huge_pages
 };
 
 }  // namespace cohort

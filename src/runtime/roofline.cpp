@@ -1,14 +1,11 @@
 #include "runtime/roofline.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
 #include <new>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/huge_page_buffer.h"
 
 namespace cohort::runtime {
 namespace {
@@ -20,7 +17,6 @@ constexpr int kMinReadPasses = 24;
 constexpr int kMaxReadPasses = 400;
 constexpr double kReadSeconds = 0.75;  // per thread count, once the minimum passes are done
 constexpr int kPasses = 5;             // FMA runs
-constexpr size_t kHugePage = size_t{2} << 20;
 
 struct ReadSpread {
   double best = 0, median = 0, min = 0;
@@ -65,19 +61,14 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
   return r;
 }
 
-// The probe's buffer: 2 MiB aligned, with transparent huge pages asked for (fewer TLB
-// misses, so page walks do not add noise to the reads); freed with std::free.
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-std::unique_ptr<float[], FreeDeleter> probe_buffer() {
-  const size_t bytes = static_cast<size_t>(kBufferFloats) * sizeof(float);
-  auto* p = static_cast<float*>(std::aligned_alloc(kHugePage, bytes));
-  if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the probe reads 4 KiB pages
-#endif
-  return std::unique_ptr<float[], FreeDeleter>(p);
+// The probe's buffer in huge pages (fewer TLB misses, so page walks do not add noise to the
+// reads). Without memory for it there is no measurement to make: std::bad_alloc, as any
+// other allocation of the bench.
+HugePageBuffer probe_buffer() {
+  Result<HugePageBuffer> b =
+      HugePageBuffer::allocate(static_cast<size_t>(kBufferFloats) * sizeof(float));
+  if (!b.is_ok()) throw std::bad_alloc();
+  return std::move(b).value();
 }
 
 double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
@@ -121,8 +112,8 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   Roofline r;
   r.threads = pool.size();
   r.isa = kt.isa;
-  auto buf = probe_buffer();
-  float* x = buf.get();
+  HugePageBuffer buf = probe_buffer();
+  auto* x = reinterpret_cast<float*>(buf.data());
   // Touch every page on the thread that will read it (first-touch placement): within each
   // window, the part each thread of the pool reads.
   pool.run([&](int ith, int nth) {
