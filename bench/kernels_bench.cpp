@@ -74,12 +74,17 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
 }
 
-// A prefill-shaped product on one thread, through gemm or, with per_pair, a vec_dot per
-// (row, token) as matmul did before gemm. Counts 2 FLOP per multiply-add. Arguments: rows,
+// How bm_gemm multiplies: the type's gemm, a vec_dot per (row, token) as matmul did before
+// gemm, or the packed gemm on the weights packed first (TypeOps::Packed).
+enum class GemmPath { kGemm, kPerPair, kPacked };
+
+// A product on one thread. Counts 2 FLOP per multiply-add, and the weight bytes it reads
+// (the file's layout: the packed one is the same size but for padding). Arguments: rows,
 // columns, tokens. 64 x 2048 x 64 keeps the weights in L2 (compute alone); 256 x 8192 x
 // 128 is one thread's share of a 1B model's FFN down projection for a 128-token prompt
-// (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets).
-void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, bool per_pair) {
+// (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets); 32768 x 4096 x 1
+// is a decode step streaming weights from memory (bytes/s against `cohort bench --roofline`).
+void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, GemmPath path) {
   const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
   const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];
   const size_t rb = row_bytes(type, cols), ab = row_bytes(ops.vec_dot_type, cols);
@@ -104,13 +109,28 @@ void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type
   g.a_stride = ab;
   g.y = y.data();
   g.y_stride = rows;
+  std::vector<uint8_t> panels;
+  if (path == GemmPath::kPacked) {
+    const int64_t pr = ops.packed.panel_rows, n_panels = (rows + pr - 1) / pr;
+    const size_t pb = ops.packed.panel_bytes(cols);
+    panels.resize(pb * n_panels);
+    for (int64_t p = 0; p < n_panels; ++p) {
+      ops.packed.pack_panel(w.data() + p * pr * rb, rb, std::min(pr, rows - p * pr), cols,
+                            panels.data() + p * pb);
+    }
+    std::vector<uint8_t>().swap(w);
+    g.w = panels.data();
+    g.w_stride = pb;
+  }
   for (auto _ : state) {
-    if (per_pair) {
+    if (path == GemmPath::kPerPair) {
       for (int64_t t = 0; t < tokens; ++t) {
         for (int64_t r = 0; r < rows; ++r) {
           y[t * rows + r] = ops.vec_dot(cols, w.data() + r * rb, act.data() + t * ab);
         }
       }
+    } else if (path == GemmPath::kPacked) {
+      ops.packed.gemm(g, 0, rows, 0, tokens);
     } else {
       ops.gemm(g, 0, rows, 0, tokens);
     }
@@ -119,6 +139,7 @@ void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type
   state.counters["GFLOP/s"] = benchmark::Counter(
       static_cast<double>(2 * rows * cols * tokens) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rb * rows));
 }
 
 int register_all() {
@@ -131,12 +152,21 @@ int register_all() {
     for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
       if (kt->types[static_cast<uint32_t>(t)].gemm == nullptr) continue;
       const std::string suffix = std::string(kt->isa) + "/" + std::string(dtype_name(t));
-      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, false)
+      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, GemmPath::kGemm)
           ->Args({64, 2048, 64})
           ->Args({256, 2048, 128})
-          ->Args({256, 8192, 128});
-      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t, true)
+          ->Args({256, 8192, 128})
+          ->Args({32768, 4096, 1});
+      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t,
+                                   GemmPath::kPerPair)
           ->Args({64, 2048, 64});
+      if (kt->types[static_cast<uint32_t>(t)].packed.panel_rows == 0) continue;
+      benchmark::RegisterBenchmark(("gemm_packed/" + suffix).c_str(), bm_gemm, kt, t,
+                                   GemmPath::kPacked)
+          ->Args({64, 2048, 64})
+          ->Args({256, 2048, 128})
+          ->Args({256, 8192, 128})
+          ->Args({32768, 4096, 1});
     }
     for (DType t : {DType::kF16, DType::kQ8_0}) {
       const std::string name = "attention_" + std::string(dtype_name(t)) + "/" + kt->isa;

@@ -24,6 +24,7 @@ KernelTable make_avx2() {
   fill_avx2_k(t);
   fill_avx2_gemm(t);
   fill_avx2_gemm_k(t);
+  fill_avx2_packed_q4_0(t);
   fill_avx2_ops(t);
   fill_avx2_probes(t);
   return t;

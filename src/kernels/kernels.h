@@ -42,6 +42,27 @@ struct TypeOps {
   // result depends only on its own row and token, never on the ranges or the tiling, so
   // every thread split gives the same bits.
   void (*gemm)(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
+
+  // Optional (panel_rows 0 when the type has none in this table): a packed layout, made
+  // once at load, in which panels of panel_rows consecutive rows are interleaved so that
+  // one vector load holds the same columns of every row of a panel (rows in SIMD lanes).
+  // Each row's result still depends only on its own weights and token, so a row gets the
+  // same bits in any panel, any split of panels between threads and any batch of tokens;
+  // they differ from gemm's (another summation order). Each type's kernel file states its
+  // panel's byte layout.
+  struct Packed {
+    int64_t panel_rows = 0;
+    // Bytes of one panel of rows of n elements (n a multiple of the block size).
+    size_t (*panel_bytes)(int64_t n) = nullptr;
+    // Packs n_rows <= panel_rows rows (row i at src + i * src_stride, n elements each) into
+    // one panel at dst; rows n_rows.. of the panel are zero weights.
+    void (*pack_panel)(const void* src, size_t src_stride, int64_t n_rows, int64_t n,
+                       void* dst) = nullptr;
+    // As gemm, with g.w the packed matrix and g.w_stride its panel_bytes(n): rows [r0, r1)
+    // x tokens [t0, t1), r0 a multiple of panel_rows (r1 need not be: rows past r1 are
+    // computed and not stored).
+    void (*gemm)(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
+  } packed;
 };
 
 enum class RopeStyle {

@@ -11,6 +11,7 @@ WeightMatrix WeightMatrix::row_slice(int64_t r0, int64_t r1) const {
   WeightMatrix s = *this;
   s.data = static_cast<const uint8_t*>(data) + static_cast<size_t>(r0) * row_stride;
   s.rows = r1 - r0;
+  s.packed = nullptr;
   return s;
 }
 
@@ -20,6 +21,7 @@ WeightMatrix WeightMatrix::col_slice(int64_t c0, int64_t c1) const {
   WeightMatrix s = *this;
   s.data = static_cast<const uint8_t*>(data) + row_bytes(type, c0);
   s.cols = c1 - c0;
+  s.packed = nullptr;
   return s;
 }
 
@@ -43,6 +45,33 @@ size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64
   return row_bytes(at, w.cols) * static_cast<size_t>(n_tokens);
 }
 
+size_t packed_bytes(const KernelTable& k, const WeightMatrix& w) {
+  const TypeOps::Packed& p = k.types[static_cast<uint32_t>(w.type)].packed;
+  if (p.panel_rows == 0) return 0;
+  const int64_t panels = (w.rows + p.panel_rows - 1) / p.panel_rows;
+  return static_cast<size_t>(panels) * p.panel_bytes(w.cols);
+}
+
+WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, void* dst) {
+  const TypeOps::Packed& p = k.types[static_cast<uint32_t>(w.type)].packed;
+  COHORT_CHECK(p.panel_rows > 0 && w.packed == nullptr);
+  const int64_t panels = (w.rows + p.panel_rows - 1) / p.panel_rows;
+  const size_t panel = p.panel_bytes(w.cols);
+  pool.run_sized(w.rows * w.cols, [&](int ith, int nth) {
+    int64_t p0, p1;
+    ThreadPool::split(panels, ith, nth, &p0, &p1);
+    for (int64_t i = p0; i < p1; ++i) {
+      const int64_t r0 = i * p.panel_rows, n_rows = std::min(p.panel_rows, w.rows - r0);
+      p.pack_panel(static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r0) * w.row_stride,
+                   w.row_stride, n_rows, w.cols, static_cast<uint8_t*>(dst) + i * panel);
+    }
+  });
+  WeightMatrix out = w;
+  out.packed = dst;
+  out.panel_stride = panel;
+  return out;
+}
+
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t x_stride, int64_t n_tokens, float* y, void* workspace) {
   const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
@@ -64,21 +93,26 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
     });
   }
 
-  // The batched kernel, each thread on its share of the rows for every token (it tiles rows
-  // and tokens itself); for one token too, so that batching never changes a token's bits.
-  if (ops.gemm != nullptr) {
+  // The packed form, each thread on its share of the panels for every token; else the
+  // batched kernel, each thread on its share of the rows for every token (it tiles rows and
+  // tokens itself); for one token too, so that batching never changes a token's bits.
+  const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
+  if (packed || ops.gemm != nullptr) {
     GemmArgs g;
     g.n = w.cols;
-    g.w = w.data;
-    g.w_stride = w.row_stride;
+    g.w = packed ? w.packed : w.data;
+    g.w_stride = packed ? w.panel_stride : w.row_stride;
     g.a = act_base;
     g.a_stride = act_row;
     g.y = y;
     g.y_stride = w.rows;
+    // Threads split whole panels (a panel of 1 row when unpacked).
+    const int64_t pr = packed ? ops.packed.panel_rows : 1, panels = (w.rows + pr - 1) / pr;
+    const auto gemm = packed ? ops.packed.gemm : ops.gemm;
     pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
-      int64_t r0, r1;
-      ThreadPool::split(w.rows, ith, nth, &r0, &r1);
-      if (r0 < r1) ops.gemm(g, r0, r1, 0, n_tokens);
+      int64_t p0, p1;
+      ThreadPool::split(panels, ith, nth, &p0, &p1);
+      if (p0 < p1) gemm(g, p0 * pr, std::min(p1 * pr, w.rows), 0, n_tokens);
     });
     return;
   }

@@ -19,12 +19,25 @@ struct WeightMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_stride = 0;
+  // Optional: the same matrix in its type's packed layout (TypeOps::Packed of the table
+  // that packed it), panel p at packed + p * panel_stride; data stays valid for readers of
+  // single rows. matmul() uses the packed form when there is one. Slices drop it (packing
+  // happens after a shard's slicing).
+  const void* packed = nullptr;
+  size_t panel_stride = 0;
 
   // Rows [r0, r1) of this matrix.
   WeightMatrix row_slice(int64_t r0, int64_t r1) const;
   // Columns [c0, c1) of this matrix; c0 and c1 must be block-aligned.
   WeightMatrix col_slice(int64_t c0, int64_t c1) const;
 };
+
+// Bytes of w in its type's packed layout in table k; 0 when k has none for the type.
+size_t packed_bytes(const KernelTable& k, const WeightMatrix& w);
+
+// Packs w (unpacked) into dst, packed_bytes(k, w) bytes, on every thread of pool, and
+// returns w with its packed form set to dst. dst must outlive every use of the result.
+WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, void* dst);
 
 // Bytes of activation workspace matmul() needs for n_tokens vectors against w.
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens);

@@ -13,12 +13,13 @@ void fill_ref_k(KernelTable& t);    // ref/vec_dot_k.cpp: q2_K..q6_K
 void fill_ref_ops(KernelTable& t);  // ref/ops.cpp: rmsnorm rope softmax silu_mul add attention
 void fill_ref_probes(KernelTable& t);  // ref/probes.cpp: read_sum fma_loop
 
-void fill_avx2_basic(KernelTable& t);   // x86/avx2_vec_dot_basic.cpp
-void fill_avx2_k(KernelTable& t);       // x86/avx2_vec_dot_k.cpp
-void fill_avx2_gemm(KernelTable& t);    // x86/avx2_gemm.cpp: f16 q4_0 q8_0
-void fill_avx2_gemm_k(KernelTable& t);  // x86/avx2_gemm_k.cpp: q4_K q6_K
-void fill_avx2_ops(KernelTable& t);     // x86/avx2_ops.cpp
-void fill_avx2_probes(KernelTable& t);  // x86/avx2_probes.cpp
+void fill_avx2_basic(KernelTable& t);        // x86/avx2_vec_dot_basic.cpp
+void fill_avx2_k(KernelTable& t);            // x86/avx2_vec_dot_k.cpp
+void fill_avx2_gemm(KernelTable& t);         // x86/avx2_gemm.cpp: f16 q4_0 q8_0
+void fill_avx2_gemm_k(KernelTable& t);       // x86/avx2_gemm_k.cpp: q4_K q6_K
+void fill_avx2_packed_q4_0(KernelTable& t);  // x86/avx2_packed_q4_0.cpp
+void fill_avx2_ops(KernelTable& t);          // x86/avx2_ops.cpp
+void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
 
 bool cpu_has_avx2_fma_f16c();
 

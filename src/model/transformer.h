@@ -25,6 +25,7 @@
 #include "model/kv_cache.h"
 #include "model/mla_attention.h"
 #include "model/moe_ffn.h"
+#include "model/packed_weights.h"
 #include "model/shard_spec.h"
 #include "model/weights.h"
 
@@ -53,11 +54,13 @@ struct BatchSeq {
 class Transformer {
  public:
   // max_batch: the most tokens one forward() call may carry (prefill chunk size).
+  // pack_weights: copy the matrices into kt's packed layouts (model/packed_weights.h) where
+  // kt has them; false multiplies them in place in the file's layout.
   static Result<std::unique_ptr<Transformer>> create(const format::GgufFile& file,
                                                      const ShardSpec& shard,
                                                      comm::Communicator& comm, ThreadPool& pool,
                                                      const kernels::KernelTable& kt,
-                                                     int64_t max_batch);
+                                                     int64_t max_batch, bool pack_weights = true);
 
   const HParams& hparams() const { return hp_; }
   const ShardSpec& shard() const { return shard_; }
@@ -97,6 +100,7 @@ class Transformer {
   HParams hp_;
   ShardSpec shard_;
   Weights w_;
+  PackedWeights packed_;  // w_'s packed forms point here
   comm::Communicator& comm_;
   ThreadPool& pool_;
   const kernels::KernelTable& kt_;

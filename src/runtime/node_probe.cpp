@@ -1,30 +1,15 @@
 #include "runtime/node_probe.h"
 
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/system_memory.h"
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
 #include "tensor/quantize.h"
 
 namespace cohort::runtime {
 namespace {
-
-// MemAvailable and MemTotal from /proc/meminfo, in bytes (0 when unreadable).
-void read_meminfo(uint64_t* available, uint64_t* total) {
-  *available = *total = 0;
-  FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return;
-  char key[64];
-  unsigned long long kb;
-  while (std::fscanf(f, "%63s %llu kB", key, &kb) == 2) {
-    if (!std::strcmp(key, "MemAvailable:")) *available = kb * 1024;
-    if (!std::strcmp(key, "MemTotal:")) *total = kb * 1024;
-  }
-  std::fclose(f);
-}
 
 // Q8_0 dot products over 8 MiB of weights, single thread, best of 3.
 double measure_matvec_gbps() {
@@ -53,7 +38,9 @@ double measure_matvec_gbps() {
 cluster::NodeInfo probe_this_node(const std::string& name, int threads) {
   cluster::NodeInfo info;
   info.name = name;
-  read_meminfo(&info.free_bytes, &info.total_bytes);
+  const SystemMemory mem = read_system_memory();
+  info.free_bytes = mem.available_bytes;
+  info.total_bytes = mem.total_bytes;
   info.threads = static_cast<uint32_t>(threads > 0 ? threads : ThreadPool::hardware_threads());
   info.isa = kernels::best().isa;
   info.matvec_gbps = measure_matvec_gbps();

@@ -13,6 +13,7 @@
 // Determinism: each pair's result does not depend on the row or token range of the call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "core/rng.h"
 #include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "tensor/dtype.h"
 #include "tensor/quantize.h"
 
@@ -216,6 +218,135 @@ TEST(Gemm, Q8_0WeightMinus128) {
       for (int64_t r = 0; r < p.rows; ++r) {
         const double tol = (64.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
         EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol) << k->isa;
+      }
+    }
+  }
+}
+
+// ---- Packed layouts (TypeOps::Packed): the same products from weights packed in panels.
+
+// p's weights packed by table k (rows padded to whole panels), and args reading them.
+struct PackedProblem {
+  const Problem& p;
+  const TypeOps::Packed& form;
+  std::vector<uint8_t> panels;
+
+  PackedProblem(const Problem& problem, const KernelTable& k)
+      : p(problem), form(ops_of(k, problem.type).packed) {
+    const int64_t n_panels = (p.rows + form.panel_rows - 1) / form.panel_rows;
+    const size_t bytes = form.panel_bytes(p.n);
+    panels.assign(bytes * n_panels, 0xCD);
+    for (int64_t i = 0; i < n_panels; ++i) {
+      const int64_t r0 = i * form.panel_rows;
+      form.pack_panel(p.w.data() + r0 * p.w_stride, p.w_stride,
+                      std::min(form.panel_rows, p.rows - r0), p.n, panels.data() + i * bytes);
+    }
+  }
+  GemmArgs args(float* y) const {
+    GemmArgs g = p.args(y);
+    g.w = panels.data();
+    g.w_stride = form.panel_bytes(p.n);
+    return g;
+  }
+};
+
+// Elements one accumulator step of the packed form covers (see the tolerance above): F16
+// panels add one product per step, the quantized ones a block's integer dot.
+double packed_step_elems(DType t) { return t == DType::kF16 ? 1.0 : 32.0; }
+
+TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
+  int forms = 0;
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      if (ops_of(*k, t).packed.panel_rows == 0) continue;
+      ++forms;
+      for (int64_t n : lengths(t)) {
+        if (n % dtype_info(t).block_elems != 0) continue;
+        for (const auto& [rows, tokens] : {std::pair<int64_t, int64_t>{1, 2}, {8, 5}, {21, 9}}) {
+          const float scale = n % 64 ? 1e-3f : 1.0f;
+          const Problem p(t, n, rows, tokens, static_cast<uint64_t>(n + rows), scale);
+          const PackedProblem pp(p, *k);
+          SCOPED_TRACE(std::string(k->isa) + " " + std::string(dtype_name(t)) +
+                       " n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
+                       " tokens=" + std::to_string(tokens));
+          std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+          ops_of(reference(), t).gemm(p.args(want.data()), 0, rows, 0, tokens);
+          pp.form.gemm(pp.args(got.data()), 0, rows, 0, tokens);
+          const double tol_per_m = (static_cast<double>(n) / packed_step_elems(t) + 16) * 0x1p-24;
+          for (int64_t j = 0; j < tokens; ++j) {
+            for (int64_t r = 0; r < rows + 3; ++r) {
+              const float g = got[j * (rows + 3) + r];
+              if (r >= rows) {
+                EXPECT_TRUE(std::isnan(g)) << "padding written at token " << j << " row " << r;
+                continue;
+              }
+              EXPECT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
+                  << "token " << j << " row " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+  if (cpu_has_avx2_fma_f16c()) {
+    EXPECT_GT(forms, 0) << "no packed layout on an AVX2 machine";
+  }
+}
+
+// Panel-aligned row pieces and any token pieces (as threads and batches split them), and each
+// token alone, give the bits of one call over everything.
+TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      const TypeOps::Packed& form = ops_of(*k, t).packed;
+      if (form.panel_rows == 0) continue;
+      const int64_t n = is_k_quant(t) ? 1024 : 1024 + 64, rows = 3 * form.panel_rows + 5;
+      const int64_t tokens = 11;
+      const Problem p(t, n, rows, tokens, 9, 1.0f);
+      const PackedProblem pp(p, *k);
+      std::vector<float> whole(p.y_size(), NAN), pieces(p.y_size(), NAN), single(p.y_size(), NAN);
+      form.gemm(pp.args(whole.data()), 0, rows, 0, tokens);
+      const int64_t row_cuts[] = {0, form.panel_rows, 3 * form.panel_rows, rows};
+      const int64_t token_cuts[] = {0, 1, 6, tokens};
+      for (int ri = 0; ri < 3; ++ri) {
+        for (int ti = 0; ti < 3; ++ti) {
+          form.gemm(pp.args(pieces.data()), row_cuts[ri], row_cuts[ri + 1], token_cuts[ti],
+                    token_cuts[ti + 1]);
+        }
+      }
+      for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
+      EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
+          << k->isa << " " << dtype_name(t);
+      EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0)
+          << k->isa << " " << dtype_name(t);
+    }
+  }
+}
+
+// A row's result does not depend on the rows packed beside it: the same row in another panel
+// position (another slice of the matrix, as tensor parallelism cuts it) gives the same bits.
+TEST(PackedGemm, RowBitsDoNotDependOnItsPanel) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : kGemmTypes) {
+      const TypeOps::Packed& form = ops_of(*k, t).packed;
+      if (form.panel_rows == 0) continue;
+      const int64_t n = is_k_quant(t) ? 512 : 256, rows = 2 * form.panel_rows, tokens = 3;
+      const Problem p(t, n, rows, tokens, 13, 1.0f);
+      Problem shifted = p;  // the same rows moved down by 3 (the first 3 rows: row 0 again)
+      shifted.w.assign(p.w.size(), 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t from = r < 3 ? 0 : r - 3;
+        std::memcpy(shifted.w.data() + r * p.w_stride, p.w.data() + from * p.w_stride, p.w_stride);
+      }
+      const PackedProblem a(p, *k), b(shifted, *k);
+      std::vector<float> ya(p.y_size(), NAN), yb(p.y_size(), NAN);
+      form.gemm(a.args(ya.data()), 0, rows, 0, tokens);
+      form.gemm(b.args(yb.data()), 0, rows, 0, tokens);
+      for (int64_t j = 0; j < tokens; ++j) {
+        for (int64_t r = 0; r + 3 < rows; ++r) {
+          EXPECT_EQ(ya[j * (rows + 3) + r], yb[j * (rows + 3) + r + 3])
+              << k->isa << " " << dtype_name(t) << " row " << r << " token " << j;
+        }
       }
     }
   }

@@ -1,0 +1,35 @@
+#include <cstring>
+
+#include "kernels/packed_layouts.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+
+size_t q4_0x8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK) * kQ4_0x8BlockBytes; }
+
+void pack_q4_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  const int64_t nb = n / kQK;
+  auto* out = static_cast<uint8_t*>(dst);
+  std::memset(out, 0, q4_0x8_panel_bytes(n));
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* blk = out + b * kQ4_0x8BlockBytes;
+    auto* d = reinterpret_cast<uint16_t*>(blk);
+    uint8_t* qs = blk + 16;
+    for (int64_t i = 0; i < n_rows; ++i) {
+      const auto* row = reinterpret_cast<const BlockQ4_0*>(static_cast<const uint8_t*>(src) +
+                                                           static_cast<size_t>(i) * src_stride);
+      const BlockQ4_0& x = row[b];
+      d[i] = x.d;
+      // The file's code of element e: low nibble of qs[e] (e < 16), else high of qs[e - 16].
+      auto code = [&](int e) { return e < 16 ? x.qs[e] & 0x0F : x.qs[e - 16] >> 4; };
+      for (int g = 0; g < 4; ++g) {
+        for (int m = 0; m < 4; ++m) {
+          qs[g * 32 + i * 4 + m] =
+              static_cast<uint8_t>(code(8 * g + m) | (code(8 * g + 4 + m) << 4));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cohort::kernels
