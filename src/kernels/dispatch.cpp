@@ -25,6 +25,9 @@ KernelTable make_avx2() {
   fill_avx2_gemm(t);
   fill_avx2_gemm_k(t);
   fill_avx2_packed_q4_0(t);
+  fill_avx2_packed_q8_0(t);
+  fill_avx2_packed_f16(t);
+  fill_avx2_packed_k(t);
   fill_avx2_ops(t);
   fill_avx2_probes(t);
   return t;

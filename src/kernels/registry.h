@@ -18,6 +18,9 @@ void fill_avx2_k(KernelTable& t);            // x86/avx2_vec_dot_k.cpp
 void fill_avx2_gemm(KernelTable& t);         // x86/avx2_gemm.cpp: f16 q4_0 q8_0
 void fill_avx2_gemm_k(KernelTable& t);       // x86/avx2_gemm_k.cpp: q4_K q6_K
 void fill_avx2_packed_q4_0(KernelTable& t);  // x86/avx2_packed_q4_0.cpp
+void fill_avx2_packed_q8_0(KernelTable& t);  // x86/avx2_packed_q8_0.cpp
+void fill_avx2_packed_f16(KernelTable& t);   // x86/avx2_packed_f16.cpp
+void fill_avx2_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K q6_K
 void fill_avx2_ops(KernelTable& t);          // x86/avx2_ops.cpp
 void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
 

@@ -1,0 +1,8 @@
+#include "kernels/registry.h"
+
+namespace cohort::kernels {
+
+// Not written yet: the type keeps its unpacked gemm.
+void fill_avx2_packed_k(KernelTable&) {}
+
+}  // namespace cohort::kernels
