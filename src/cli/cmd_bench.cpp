@@ -23,6 +23,7 @@ struct BenchConfig {
   bool json = false;
   bool roofline_only = false;
   bool no_gemm = false;
+  bool no_pack = false;
   bool huge_pages = false;
   std::string kv_type = "f16";
 };
@@ -61,12 +62,16 @@ int bench(const BenchConfig& cfg) {
   if (cfg.no_gemm) {
     for (kernels::TypeOps& ops : kt.types) ops.gemm = nullptr;
   }
+  // --no-pack: the table without packed layouts, so the weights stay in the file's layout.
+  if (cfg.no_pack) {
+    for (kernels::TypeOps& ops : kt.types) ops.packed = {};
+  }
   const runtime::ModelFacts facts = runtime::model_facts(*file);
-  std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s, batch %lld, %s KV cache\n",
+  std::fprintf(stderr, "bench: %s (%s, %.2f MiB), %s kernels%s%s, batch %lld, %s KV cache\n",
                facts.name.c_str(), facts.type.c_str(),
                static_cast<double>(facts.model_bytes) / (1 << 20), kt.isa,
-               cfg.no_gemm ? " without gemm" : "", static_cast<long long>(cfg.batch),
-               cfg.kv_type.c_str());
+               cfg.no_gemm ? " without gemm" : "", cfg.no_pack ? " without packing" : "",
+               static_cast<long long>(cfg.batch), cfg.kv_type.c_str());
   runtime::BenchOptions options = cfg.options;
   options.kv_type = *dtype_from_name(cfg.kv_type);  // one of the names the flag accepts
   model::ExpertUsage usage;
@@ -122,6 +127,8 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "Copy the model into memory backed by 2 MiB pages instead of mapping the file");
   cmd->add_flag("--no-gemm", cfg->no_gemm,
                 "Prompts without the batched kernels (one dot product per row and token)");
+  cmd->add_flag("--no-pack", cfg->no_pack,
+                "Multiply the weights in the file's layout instead of packed panels of rows");
   add_bench_cluster_command(*cmd, runner);
   // CLI11 runs this callback after the subcommand's: leave `bench cluster` its runner.
   cmd->callback([cfg, cmd, runner] {

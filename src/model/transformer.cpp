@@ -13,14 +13,11 @@ Result<std::unique_ptr<Transformer>> Transformer::create(const format::GgufFile&
                                                          const ShardSpec& shard,
                                                          comm::Communicator& comm, ThreadPool& pool,
                                                          const kernels::KernelTable& kt,
-                                                         int64_t max_batch, bool pack_weights) {
+                                                         int64_t max_batch) {
   if (max_batch < 1) return Status::invalid_argument("model: max_batch must be >= 1");
   COHORT_ASSIGN_OR_RETURN(HParams hp, HParams::from_gguf(file));
   COHORT_ASSIGN_OR_RETURN(Weights w, Weights::bind(file, hp, shard, kt));
-  PackedWeights packed;
-  if (pack_weights) {
-    COHORT_ASSIGN_OR_RETURN(packed, PackedWeights::pack(&w, kt, pool));
-  }
+  COHORT_ASSIGN_OR_RETURN(PackedWeights packed, PackedWeights::pack(&w, kt, pool));
   auto t = std::unique_ptr<Transformer>(
       new Transformer(std::move(hp), shard, std::move(w), comm, pool, kt, max_batch));
   t->packed_ = std::move(packed);

@@ -54,17 +54,19 @@ struct BatchSeq {
 class Transformer {
  public:
   // max_batch: the most tokens one forward() call may carry (prefill chunk size).
-  // pack_weights: copy the matrices into kt's packed layouts (model/packed_weights.h) where
-  // kt has them; false multiplies them in place in the file's layout.
+  // The matrices are copied into kt's packed layouts where kt has them
+  // (model/packed_weights.h); a table without them multiplies the file's layout in place.
   static Result<std::unique_ptr<Transformer>> create(const format::GgufFile& file,
                                                      const ShardSpec& shard,
                                                      comm::Communicator& comm, ThreadPool& pool,
                                                      const kernels::KernelTable& kt,
-                                                     int64_t max_batch, bool pack_weights = true);
+                                                     int64_t max_batch);
 
   const HParams& hparams() const { return hp_; }
   const ShardSpec& shard() const { return shard_; }
   int64_t max_batch() const { return max_batch_; }
+  // Bytes of this shard's weights in packed layouts (0: all in the file's layout).
+  size_t packed_weight_bytes() const { return packed_.bytes(); }
 
   // Tokens routed to each expert of this shard's layers so far; nullptr for dense models.
   const ExpertUsage* expert_usage() const { return moe_ ? &moe_->usage() : nullptr; }
