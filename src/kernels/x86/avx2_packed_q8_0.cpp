@@ -6,7 +6,7 @@
 // horizontal sum and a scale conversion per row and block instead.
 //
 // Prefill cost: a (group, token) step is 4 vector instructions (sign, maddubs, madd, add), the
-// first 3 on the two ports that multiply, so about 1.6 cycles per 32 multiply-adds plus the
+// first 3 on the two ports that multiply, so at least 1.5 cycles per 32 multiply-adds plus the
 // block's scale work; the kernel runs near that bound (~130 GFLOP/s on one thread). Weights
 // widened to int16 for vpmaddwd would need 2 widenings per group, 2 activation loads per step
 // and a horizontal add and permute per block: more instructions in all, so not faster.
