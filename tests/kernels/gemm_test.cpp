@@ -352,5 +352,38 @@ TEST(PackedGemm, RowBitsDoNotDependOnItsPanel) {
   }
 }
 
+// The packed twin of Gemm.Q8_0WeightMinus128: a -128 code (valid in a file) is taken as -128
+// by the packed Q8_0 gemm too, in full panels and in the padded last one, for one token
+// (decode) and ten in one call (a whole token tile and a rest of a size the generic tests
+// do not make).
+TEST(PackedGemm, Q8_0WeightMinus128) {
+  Problem p(DType::kQ8_0, 64, 11, 11, 17, 1.0f);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    auto* qs = p.w.data() + r * p.w_stride;
+    // Rows alternate all -128 codes with a -128 at every other code among the random ones.
+    for (int b = 0; b < 2; ++b) {
+      for (int e = 0; e < 32; ++e) {
+        if (r % 2 == 0 || e % 2 == 0) qs[b * 34 + 2 + e] = 0x80;
+      }
+    }
+    ops_of(reference(), DType::kQ8_0).to_float(qs, &p.wf[r * p.n], p.n);
+  }
+  for (const KernelTable* k : tables()) {
+    if (ops_of(*k, DType::kQ8_0).packed.panel_rows == 0) continue;
+    const PackedProblem pp(p, *k);
+    std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+    ops_of(reference(), DType::kQ8_0).gemm(p.args(want.data()), 0, p.rows, 0, p.tokens);
+    pp.form.gemm(pp.args(got.data()), 0, p.rows, 0, 1);
+    pp.form.gemm(pp.args(got.data()), 0, p.rows, 1, p.tokens);
+    for (int64_t j = 0; j < p.tokens; ++j) {
+      for (int64_t r = 0; r < p.rows; ++r) {
+        const double tol = (64.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
+        EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol)
+            << k->isa << " token " << j << " row " << r;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cohort::kernels
