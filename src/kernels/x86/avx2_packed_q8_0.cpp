@@ -57,17 +57,6 @@ const float* token_scales(const GemmArgs& g, int64_t t0, int64_t t1) {
   return scales.data();
 }
 
-inline __m256i broadcast4(const int8_t* p) {
-  int32_t v;
-  __builtin_memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
-// Without this GCC reassociates a block's 8 group sums per token into a tree and spills the
-// 32 partial products of a 4-token tile to the stack; pinning each running sum to a register
-// keeps one chain per token.
-inline void keep_in_register(__m256i& v) { __asm__("" : "+x"(v)); }
-
 // One panel (8 rows at row r) x tokens t .. t + T - 1 (token j's scales at da + j * nb).
 template <int T>
 inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
@@ -96,9 +85,9 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
       const __m256i aw = _mm256_sign_epi8(w, w);
 #pragma GCC unroll 8
       for (int j = 0; j < T; ++j) {
-        const __m256i s = _mm256_sign_epi8(broadcast4(a[j][b].qs + 4 * grp), w);
+        const __m256i s = _mm256_sign_epi8(avx2::broadcast4(a[j][b].qs + 4 * grp), w);
         dot[j] = _mm256_add_epi32(dot[j], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, s), ones));
-        keep_in_register(dot[j]);
+        avx2::keep_in_register(dot[j]);
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
@@ -109,16 +98,7 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
     }
   }
   const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - r);
-  for (int j = 0; j < T; ++j) {
-    float* y = g.y + (t + j) * g.y_stride + r;
-    if (rows == kQ8_0PanelRows) {
-      _mm256_storeu_ps(y, acc[j]);
-    } else {
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, acc[j]);
-      std::copy(lanes, lanes + rows, y);
-    }
-  }
+  for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
 }
 
 // The last count < T tokens of a panel: the tile of exactly that many.

@@ -147,4 +147,29 @@ inline void store_i32x32_as_i8(int8_t* p, __m256i i0, __m256i i1, __m256i i2, __
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permutevar8x32_epi32(b, order));
 }
 
+// The 4 bytes at p in every int32 lane: one token's activations against the rows of a
+// packed panel (kernels/packed_layouts.h), one row per lane.
+inline __m256i broadcast4(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// An empty barrier pinning v to a register. Without it GCC reassociates a packed tile's
+// running integer sums (one per token) into trees and spills their partial products to the
+// stack; pinned, each sum stays one chain in a register.
+inline void keep_in_register(__m256i& v) { __asm__("" : "+x"(v)); }
+
+// The first rows (<= 8) lanes of v to y: a packed panel's results for one token, the last
+// panel of a matrix holding fewer rows than lanes.
+inline void store_rows(float* y, __m256 v, int64_t rows) {
+  if (rows == 8) {
+    _mm256_storeu_ps(y, v);
+    return;
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  for (int64_t i = 0; i < rows; ++i) y[i] = lanes[i];
+}
+
 }  // namespace cohort::kernels::avx2
