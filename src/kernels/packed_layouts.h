@@ -18,4 +18,24 @@ inline constexpr size_t kQ4_0x8BlockBytes = 16 + 128;
 size_t q4_0x8_panel_bytes(int64_t n);
 void pack_q4_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q4_K, panels of 8 rows ("Q4_Kx8"). Per super-block of 256 columns, 1184 bytes (the file's 8
+// blocks take 1152: +2.8%):
+//   d[8]       f16 super-block scale of rows 0..7
+//   dmin[8]    f16 super-block min scale of rows 0..7
+//   scales[64] sub-block j (32 columns), row i at 8j + i: the 6-bit scale as a byte
+//   mins[64]   pair k of sub-blocks (2k, 2k + 1), row i at 16k + 2i + s: the 6-bit min of
+//              sub-block 2k + s as a byte (widened to int16, a row's two mins sit in one
+//              int32 lane, ready for madd with the pair of activation sums)
+//   qs[1024]   sub-block j at 128j, in the Q4_0x8 group arrangement: 4 groups g of 32
+//              bytes; byte 4i + m of group g holds code q[i][32j + 8g + m] in its low nibble
+//              and q[i][32j + 8g + 4 + m] in its high nibble.
+// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+inline constexpr int64_t kQ4_KPanelRows = 8;
+inline constexpr size_t kQ4_Kx8ScalesOffset = 32;
+inline constexpr size_t kQ4_Kx8MinsOffset = 96;
+inline constexpr size_t kQ4_Kx8QsOffset = 160;
+inline constexpr size_t kQ4_Kx8BlockBytes = kQ4_Kx8QsOffset + 1024;
+size_t q4_kx8_panel_bytes(int64_t n);
+void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 }  // namespace cohort::kernels
