@@ -45,27 +45,33 @@ inline __m256i bcast4(const void* p) {
 // Per token super-block, what the tiles take from the activations besides their codes.
 struct TokenTerms {
   std::vector<float> d;          // the block's scale
-  std::vector<int16_t> sub_sum;  // 8 per block: the sums of the codes of its sub-blocks of 32
+  std::vector<int16_t> sub_sum;  // 16 per block: the sums of the codes of its sub-blocks
 };
 
-// Terms of tokens [t0, t1) (token t's blocks at (t - t0) * nb), into per-thread storage grown
-// to the largest call seen: no allocation once warm.
-const TokenTerms& q4_k_token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
+// Terms of tokens [t0, t1) (token t's blocks at (t - t0) * nb), with kSums sub-block sums per
+// block (16: the file's bsums of 16 codes; 8: sums of 32), into per-thread storage grown to
+// the largest call seen: no allocation once warm. |sum| <= 32 * 128 fits int16.
+template <int kSums>
+const TokenTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
+  static_assert(kSums == 8 || kSums == 16);
   thread_local TokenTerms terms;
   const int64_t nb = g.n / kQK_K;
   const size_t need = static_cast<size_t>((t1 - t0) * nb);
   if (terms.d.size() < need) {
     terms.d.resize(need);
-    terms.sub_sum.resize(8 * need);
+    terms.sub_sum.resize(16 * need);
   }
+  constexpr int kRun = 16 / kSums;  // bsums per sub-block sum
   for (int64_t t = t0; t < t1; ++t) {
     const auto* a =
         reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
     for (int64_t b = 0; b < nb; ++b) {
       const size_t i = static_cast<size_t>((t - t0) * nb + b);
       terms.d[i] = a[b].d;
-      for (int j = 0; j < 8; ++j) {
-        terms.sub_sum[8 * i + j] = static_cast<int16_t>(a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+      for (int j = 0; j < kSums; ++j) {
+        int sum = 0;
+        for (int u = 0; u < kRun; ++u) sum += a[b].bsums[kRun * j + u];
+        terms.sub_sum[16 * i + j] = static_cast<int16_t>(sum);
       }
     }
   }
@@ -88,7 +94,7 @@ template <int T>
 void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
   const float* td = &terms.d[first];
-  const int16_t* ts = &terms.sub_sum[8 * first];
+  const int16_t* ts = &terms.sub_sum[16 * first];
   const BlockQ8_K* a[T];
   for (int j = 0; j < T; ++j) {
     a[j] =
@@ -139,7 +145,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
     const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk) + 8);
 #pragma GCC unroll 4
     for (int j = 0; j < T; ++j) {
-      const int16_t* s = ts + 8 * (j * nb + b);
+      const int16_t* s = ts + 16 * (j * nb + b);
       __m256i summ = _mm256_madd_epi16(mins[0], bcast4(s));
       for (int k = 1; k < 4; ++k) {
         summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[k], bcast4(s + 2 * k)));
@@ -147,6 +153,86 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       const __m256 da = _mm256_set1_ps(td[j * nb + b]);
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[j]), _mm256_mul_ps(dw, da), acc[j]);
       acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ), _mm256_mul_ps(dminw, da), acc[j]);
+    }
+  }
+  const int64_t rows = std::min<int64_t>(8, r1 - r);
+  for (int j = 0; j < T; ++j) store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
+}
+
+// One Q6_Kx8 panel (8 rows at row r) x tokens t .. t + T - 1 (their terms from index first).
+template <int T>
+void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+               const TokenTerms& terms, size_t first, int64_t nb) {
+  const float* td = &terms.d[first];
+  const int16_t* ts = &terms.sub_sum[16 * first];
+  const BlockQ8_K* a[T];
+  for (int j = 0; j < T; ++j) {
+    a[j] =
+        reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
+  }
+  __m256 acc[T];
+  for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+  const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+  // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
+  // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
+  // then sign-extends it.
+  const __m256i scale_pair[2] = {
+      _mm256_setr_epi8(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6,  //
+                       8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
+      _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
+                       9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = panel + b * kQ6_Kx8BlockBytes;
+    if constexpr (T == 1) prefetch_lines(blk, 3);
+    __m256i sumi[T];
+    for (int j = 0; j < T; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) {
+      const uint8_t* ql = blk + kQ6_Kx8QlOffset + 128 * c;
+      const uint8_t* qh = blk + kQ6_Kx8QhOffset + 64 * c;
+      if constexpr (T == 1) {
+        prefetch_lines(ql, 2);
+        prefetch_lines(qh, 1);
+      }
+      const __m256i pair = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_Kx8ScalesOffset + 16 * c)));
+      const __m256i sc[2] = {_mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8),
+                             _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[1]), 8)};
+#pragma GCC unroll 4
+      for (int grp = 0; grp < 4; ++grp) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));
+        // The plane's 2-bit fields of this group, moved to bits 4..5 of each byte.
+        const __m256i h_lo = grp % 2 ? h : _mm256_slli_epi16(h, 4);
+        const __m256i h_hi = grp % 2 ? _mm256_srli_epi16(h, 2) : _mm256_slli_epi16(h, 2);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(h_lo, top));
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+                                           _mm256_and_si256(h_hi, top));
+#pragma GCC unroll 4
+        for (int j = 0; j < T; ++j) {
+          const int8_t* q = a[j][b].qs + 32 * c + 8 * grp;
+          const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4(q)),
+                                               _mm256_maddubs_epi16(hi, bcast4(q + 4)));
+          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(s16, sc[grp / 2]));
+        }
+      }
+    }
+    const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk));
+    __m256i scales16[8];
+    for (int k = 0; k < 8; ++k) {
+      scales16[k] = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_Kx8ScalesOffset + 16 * k)));
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < T; ++j) {
+      // sum (q - 32) a = sum q a - 32 sum a, per sub-block before its scale.
+      const int16_t* s = ts + 16 * (j * nb + b);
+      __m256i offset = _mm256_madd_epi16(scales16[0], bcast4(s));
+      for (int k = 1; k < 8; ++k) {
+        offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], bcast4(s + 2 * k)));
+      }
+      const __m256i dot = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(offset, 5));
+      const __m256 da = _mm256_set1_ps(td[j * nb + b]);
+      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[j]);
     }
   }
   const int64_t rows = std::min<int64_t>(8, r1 - r);
@@ -174,7 +260,13 @@ void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
 void gemm_packed_q4_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   static constexpr TileFn kTiles[5] = {nullptr, q4_k_tile<1>, q4_k_tile<2>, q4_k_tile<3>,
                                        q4_k_tile<4>};
-  gemm_panels(g, r0, r1, t0, t1, q4_k_token_terms(g, t0, t1), kTiles);
+  gemm_panels(g, r0, r1, t0, t1, token_terms<8>(g, t0, t1), kTiles);
+}
+
+void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  static constexpr TileFn kTiles[5] = {nullptr, q6_k_tile<1>, q6_k_tile<2>, q6_k_tile<3>,
+                                       q6_k_tile<4>};
+  gemm_panels(g, r0, r1, t0, t1, token_terms<16>(g, t0, t1), kTiles);
 }
 
 }  // namespace
@@ -185,6 +277,11 @@ void fill_avx2_packed_k(KernelTable& t) {
   q4k.panel_bytes = q4_kx8_panel_bytes;
   q4k.pack_panel = pack_q4_kx8;
   q4k.gemm = gemm_packed_q4_k;
+  TypeOps::Packed& q6k = t.types[static_cast<uint32_t>(DType::kQ6_K)].packed;
+  q6k.panel_rows = kQ6_KPanelRows;
+  q6k.panel_bytes = q6_kx8_panel_bytes;
+  q6k.pack_panel = pack_q6_kx8;
+  q6k.gemm = gemm_packed_q6_k;
 }
 
 }  // namespace cohort::kernels
