@@ -78,14 +78,36 @@ const TokenTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   return terms;
 }
 
-// Stores the 8 row results of acc at y, or the first rows of them when the panel is cut.
-inline void store_rows(float* y, __m256 acc, int64_t rows) {
-  if (rows == 8) {
-    _mm256_storeu_ps(y, acc);
-  } else {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc);
-    std::copy(lanes, lanes + rows, y);
+// What a tile of T tokens reads of them: their activation blocks and their terms.
+template <int T>
+struct TileTokens {
+  const BlockQ8_K* a[T];
+  const float* d;          // token j's block b at d[j * nb + b]
+  const int16_t* sub_sum;  // token j's block b at sub_sum + 16 * (j * nb + b)
+  TileTokens(const GemmArgs& g, int64_t t, const TokenTerms& terms, size_t first)
+      : d(&terms.d[first]), sub_sum(&terms.sub_sum[16 * first]) {
+    for (int j = 0; j < T; ++j) {
+      a[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) +
+                                                (t + j) * g.a_stride);
+    }
+  }
+};
+
+// Stores the 8 row results of acc[j] for token t + j, or the rows before r1 when the panel is
+// cut.
+template <int T>
+inline void store_tile(const GemmArgs& g, const __m256 (&acc)[T], int64_t r, int64_t r1,
+                       int64_t t) {
+  const int64_t rows = std::min<int64_t>(8, r1 - r);
+  for (int j = 0; j < T; ++j) {
+    float* y = g.y + (t + j) * g.y_stride + r;
+    if (rows == 8) {
+      _mm256_storeu_ps(y, acc[j]);
+    } else {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, acc[j]);
+      std::copy(lanes, lanes + rows, y);
+    }
   }
 }
 
@@ -93,15 +115,8 @@ inline void store_rows(float* y, __m256 acc, int64_t rows) {
 template <int T>
 void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
-  const float* td = &terms.d[first];
-  const int16_t* ts = &terms.sub_sum[16 * first];
-  const BlockQ8_K* a[T];
-  for (int j = 0; j < T; ++j) {
-    a[j] =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
-  }
-  __m256 acc[T];
-  for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+  const TileTokens<T> tok(g, t, terms, first);
+  __m256 acc[T] = {};
   const __m256i low = _mm256_set1_epi8(0x0F);
   // Row i's scale byte (of the 8 broadcast to both halves) into both int16 halves of lane i.
   const __m256i scale_pairs =
@@ -124,7 +139,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
 #pragma GCC unroll 4
         for (int j = 0; j < T; ++j) {
-          const int8_t* q = a[j][b].qs + 32 * sb + 8 * grp;
+          const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
           sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(lo, bcast4(q)));
           sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(hi, bcast4(q + 4)));
         }
@@ -145,33 +160,25 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
     const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk) + 8);
 #pragma GCC unroll 4
     for (int j = 0; j < T; ++j) {
-      const int16_t* s = ts + 16 * (j * nb + b);
+      const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
       __m256i summ = _mm256_madd_epi16(mins[0], bcast4(s));
       for (int k = 1; k < 4; ++k) {
         summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[k], bcast4(s + 2 * k)));
       }
-      const __m256 da = _mm256_set1_ps(td[j * nb + b]);
+      const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[j]), _mm256_mul_ps(dw, da), acc[j]);
       acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ), _mm256_mul_ps(dminw, da), acc[j]);
     }
   }
-  const int64_t rows = std::min<int64_t>(8, r1 - r);
-  for (int j = 0; j < T; ++j) store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
+  store_tile<T>(g, acc, r, r1, t);
 }
 
 // One Q6_Kx8 panel (8 rows at row r) x tokens t .. t + T - 1 (their terms from index first).
 template <int T>
 void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
-  const float* td = &terms.d[first];
-  const int16_t* ts = &terms.sub_sum[16 * first];
-  const BlockQ8_K* a[T];
-  for (int j = 0; j < T; ++j) {
-    a[j] =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
-  }
-  __m256 acc[T];
-  for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+  const TileTokens<T> tok(g, t, terms, first);
+  __m256 acc[T] = {};
   const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
   // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
   // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
@@ -209,7 +216,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                                            _mm256_and_si256(h_hi, top));
 #pragma GCC unroll 4
         for (int j = 0; j < T; ++j) {
-          const int8_t* q = a[j][b].qs + 32 * c + 8 * grp;
+          const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
           const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4(q)),
                                                _mm256_maddubs_epi16(hi, bcast4(q + 4)));
           sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(s16, sc[grp / 2]));
@@ -225,18 +232,17 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 #pragma GCC unroll 4
     for (int j = 0; j < T; ++j) {
       // sum (q - 32) a = sum q a - 32 sum a, per sub-block before its scale.
-      const int16_t* s = ts + 16 * (j * nb + b);
+      const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
       __m256i offset = _mm256_madd_epi16(scales16[0], bcast4(s));
       for (int k = 1; k < 8; ++k) {
         offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], bcast4(s + 2 * k)));
       }
       const __m256i dot = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(offset, 5));
-      const __m256 da = _mm256_set1_ps(td[j * nb + b]);
+      const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[j]);
     }
   }
-  const int64_t rows = std::min<int64_t>(8, r1 - r);
-  for (int j = 0; j < T; ++j) store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
+  store_tile<T>(g, acc, r, r1, t);
 }
 
 // A tile kernel: one panel (8 rows at row r) x tokens t .. t + T - 1, their terms at index k.
