@@ -30,4 +30,46 @@ inline constexpr size_t kQ8_0x8BlockBytes = 16 + 32 * kQ8_0x8Groups;
 size_t q8_0x8_panel_bytes(int64_t n);
 void pack_q8_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q4_K, panels of 8 rows ("Q4_Kx8"). Per super-block of 256 columns, 1184 bytes (the file's 8
+// blocks take 1152: +2.8%):
+//   d[8]       f16 super-block scale of rows 0..7
+//   dmin[8]    f16 super-block min scale of rows 0..7
+//   scales[64] sub-block j (32 columns), row i at 8j + i: the 6-bit scale as a byte
+//   mins[64]   pair k of sub-blocks (2k, 2k + 1), row i at 16k + 2i + s: the 6-bit min of
+//              sub-block 2k + s as a byte (widened to int16, a row's two mins sit in one
+//              int32 lane, ready for madd with the pair of activation sums)
+//   qs[1024]   sub-block j at 128j, in the Q4_0x8 group arrangement: 4 groups g of 32
+//              bytes; byte 4i + m of group g holds code q[i][32j + 8g + m] in its low nibble
+//              and q[i][32j + 8g + 4 + m] in its high nibble.
+// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+inline constexpr int64_t kQ4_KPanelRows = 8;
+inline constexpr size_t kQ4_Kx8ScalesOffset = 32;
+inline constexpr size_t kQ4_Kx8MinsOffset = 96;
+inline constexpr size_t kQ4_Kx8QsOffset = 160;
+inline constexpr size_t kQ4_Kx8BlockBytes = kQ4_Kx8QsOffset + 1024;
+size_t q4_kx8_panel_bytes(int64_t n);
+void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
+// Q6_K, panels of 8 rows ("Q6_Kx8"). Per super-block of 256 columns, 1680 bytes (exactly the
+// file's 8 blocks):
+//   d[8]        f16 super-block scale of rows 0..7
+//   scales[128] pair k of sub-blocks (2k, 2k + 1) of 16 columns, row i at 16k + 2i + s: the
+//               int8 scale of sub-block 2k + s
+//   ql[1024]    the low 4 bits of the codes: chunk c of 32 columns at 128c, in the Q4_0x8
+//               group arrangement (byte 4i + m of group g: code q[i][32c + 8g + m] low, code
+//               q[i][32c + 8g + 4 + m] high)
+//   qh[512]     the high 2 bits: chunk c at 64c, two planes p of 32 bytes; byte 4i + m of
+//               plane p serves groups 2p + s (s = 0, 1) of ql: its bits 4s..4s+1 are the high
+//               bits of the code in the low nibble of that group's byte 4i + m, bits
+//               4s+2..4s+3 those of the code in the high nibble.
+// Codes q in [0, 63] as in the file: value = d * scale * (q - 32); rows past the matrix are
+// all zero (their codes 0, scales 0).
+inline constexpr int64_t kQ6_KPanelRows = 8;
+inline constexpr size_t kQ6_Kx8ScalesOffset = 16;
+inline constexpr size_t kQ6_Kx8QlOffset = 144;
+inline constexpr size_t kQ6_Kx8QhOffset = kQ6_Kx8QlOffset + 1024;
+inline constexpr size_t kQ6_Kx8BlockBytes = kQ6_Kx8QhOffset + 512;
+size_t q6_kx8_panel_bytes(int64_t n);
+void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 }  // namespace cohort::kernels

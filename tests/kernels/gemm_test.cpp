@@ -23,6 +23,7 @@
 #include "kernels/kernels.h"
 #include "kernels/registry.h"
 #include "tensor/dtype.h"
+#include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 
 namespace cohort::kernels {
@@ -380,6 +381,59 @@ TEST(PackedGemm, Q8_0WeightMinus128) {
         const double tol = (64.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
         EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol)
             << k->isa << " token " << j << " row " << r;
+      }
+    }
+  }
+}
+
+// The packed K-quant forms add codes in int16 before the scales: their largest codes, scales
+// and mins against activations of -128 (the largest |q| Q8_K makes) must not overflow.
+TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : {DType::kQ4_K, DType::kQ6_K}) {
+      const TypeOps::Packed& form = ops_of(*k, t).packed;
+      if (form.panel_rows == 0) continue;
+      Problem p(t, 512, form.panel_rows + 1, 3, 17, 1.0f);
+      for (int64_t r = 0; r < p.rows; ++r) {
+        uint8_t* row = p.w.data() + r * p.w_stride;
+        for (int64_t b = 0; b < p.n / kQK_K; ++b) {
+          if (t == DType::kQ4_K) {
+            auto* x = reinterpret_cast<BlockQ4_K*>(row) + b;
+            std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale and min 63
+            std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 15
+          } else {
+            auto* x = reinterpret_cast<BlockQ6_K*>(row) + b;
+            std::memset(x->ql, 0xFF, sizeof x->ql);  // every code 63
+            std::memset(x->qh, 0xFF, sizeof x->qh);
+            for (int j = 0; j < 16; ++j) x->scales[j] = static_cast<int8_t>(j % 2 ? 127 : -128);
+          }
+        }
+        ops_of(reference(), t).to_float(row, &p.wf[r * p.n], p.n);
+      }
+      for (int64_t j = 0; j < p.tokens; ++j) {
+        auto* a = reinterpret_cast<BlockQ8_K*>(p.a.data() + j * p.a_stride);
+        for (int64_t b = 0; b < p.n / kQK_K; ++b) {
+          // Token 0: every code -128; the others: -128 but for a +127 every (j + 2) codes.
+          for (int e = 0; e < kQK_K; ++e)
+            a[b].qs[e] = static_cast<int8_t>(j && e % (j + 2) == 0 ? 127 : -128);
+          for (int s = 0; s < kQK_K / 16; ++s) {
+            int sum = 0;
+            for (int e = 0; e < 16; ++e) sum += a[b].qs[16 * s + e];
+            a[b].bsums[s] = static_cast<int16_t>(sum);
+          }
+        }
+        ops_of(reference(), DType::kQ8_K).to_float(a, &p.af[j * p.n], p.n);
+      }
+      const PackedProblem pp(p, *k);
+      std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+      ops_of(reference(), t).gemm(p.args(want.data()), 0, p.rows, 0, p.tokens);
+      form.gemm(pp.args(got.data()), 0, p.rows, 0, p.tokens);
+      for (int64_t j = 0; j < p.tokens; ++j) {
+        for (int64_t r = 0; r < p.rows; ++r) {
+          const double tol = (512.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
+          EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol)
+              << k->isa << " " << dtype_name(t) << " row " << r << " token " << j;
+        }
       }
     }
   }

@@ -147,9 +147,9 @@ inline void store_i32x32_as_i8(int8_t* p, __m256i i0, __m256i i1, __m256i i2, __
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permutevar8x32_epi32(b, order));
 }
 
-// The 4 bytes at p in every int32 lane: one token's activations against the rows of a
-// packed panel (kernels/packed_layouts.h), one row per lane.
-inline __m256i broadcast4(const int8_t* p) {
+// The 4 bytes at p in every int32 lane: one token's activations (or a pair of its int16
+// terms) against the rows of a packed panel (kernels/packed_layouts.h), one row per lane.
+inline __m256i broadcast4(const void* p) {
   int32_t v;
   __builtin_memcpy(&v, p, 4);
   return _mm256_set1_epi32(v);

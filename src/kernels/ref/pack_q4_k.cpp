@@ -1,0 +1,66 @@
+#include <cstring>
+
+#include "kernels/packed_layouts.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+namespace {
+
+// The 8 sub-block scales and mins of a Q4_K block, unpacked from their 12-byte 6-bit
+// encoding: sub-blocks 0..3 keep the low 6 bits of bytes 0..3 (scales) and 4..7 (mins);
+// sub-blocks 4..7 take their low 4 bits from the nibbles of bytes 8..11 and their top 2
+// bits from the spare top bits of bytes 0..7.
+void unpack_scales_mins(const uint8_t* s, uint8_t sc[8], uint8_t mn[8]) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = s[j] & 63;
+    mn[j] = s[j + 4] & 63;
+    sc[j + 4] = static_cast<uint8_t>((s[j + 8] & 0x0F) | ((s[j] >> 6) << 4));
+    mn[j + 4] = static_cast<uint8_t>((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+  }
+}
+
+}  // namespace
+
+size_t q4_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ4_Kx8BlockBytes; }
+
+void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  const int64_t nb = n / kQK_K;
+  auto* out = static_cast<uint8_t*>(dst);
+  std::memset(out, 0, q4_kx8_panel_bytes(n));
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* blk = out + b * kQ4_Kx8BlockBytes;
+    auto* d = reinterpret_cast<uint16_t*>(blk);
+    uint8_t* scales = blk + kQ4_Kx8ScalesOffset;
+    uint8_t* mins = blk + kQ4_Kx8MinsOffset;
+    uint8_t* qs = blk + kQ4_Kx8QsOffset;
+    for (int64_t i = 0; i < n_rows; ++i) {
+      const auto* row = reinterpret_cast<const BlockQ4_K*>(static_cast<const uint8_t*>(src) +
+                                                           static_cast<size_t>(i) * src_stride);
+      const BlockQ4_K& x = row[b];
+      d[i] = x.d;
+      d[8 + i] = x.dmin;
+      uint8_t sc[8], mn[8];
+      unpack_scales_mins(x.scales, sc, mn);
+      for (int j = 0; j < 8; ++j) {
+        scales[8 * j + i] = sc[j];
+        mins[16 * (j / 2) + 2 * i + j % 2] = mn[j];
+      }
+      // The file's code of element e: bytes 32h.. hold elements 64h.. in their low nibbles
+      // and 64h + 32.. in their high nibbles.
+      auto code = [&](int e) {
+        const uint8_t byte = x.qs[32 * (e / 64) + e % 32];
+        return (e % 64) < 32 ? byte & 0x0F : byte >> 4;
+      };
+      for (int j = 0; j < 8; ++j) {
+        for (int g = 0; g < 4; ++g) {
+          for (int m = 0; m < 4; ++m) {
+            const int e = 32 * j + 8 * g + m;
+            qs[128 * j + 32 * g + 4 * i + m] = static_cast<uint8_t>(code(e) | (code(e + 4) << 4));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cohort::kernels

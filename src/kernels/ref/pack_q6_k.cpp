@@ -1,0 +1,52 @@
+#include <cstring>
+
+#include "kernels/packed_layouts.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+namespace {
+
+// The file's 6-bit code of element e of a Q6_K block: in each half h of 128 elements, the
+// four runs k of 32 take their low 4 bits from ql (runs 0, 1 low nibbles, runs 2, 3 high
+// nibbles of the half's 64 bytes) and their top 2 bits from bits 2k of the half's 32 qh bytes.
+int q6_k_code(const BlockQ6_K& x, int e) {
+  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t low_byte = x.ql[64 * h + l + 32 * (k & 1)];
+  const int low = k >= 2 ? low_byte >> 4 : low_byte & 0x0F;
+  return low | (((x.qh[32 * h + l] >> (2 * k)) & 3) << 4);
+}
+
+}  // namespace
+
+size_t q6_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ6_Kx8BlockBytes; }
+
+void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  auto* out = static_cast<uint8_t*>(dst);
+  std::memset(out, 0, q6_kx8_panel_bytes(n));
+  for (int64_t i = 0; i < n_rows; ++i) {
+    const auto* row = reinterpret_cast<const BlockQ6_K*>(static_cast<const uint8_t*>(src) +
+                                                         static_cast<size_t>(i) * src_stride);
+    for (int64_t b = 0; b < n / kQK_K; ++b) {
+      const BlockQ6_K& x = row[b];
+      uint8_t* blk = out + b * kQ6_Kx8BlockBytes;
+      reinterpret_cast<uint16_t*>(blk)[i] = x.d;
+      for (int j = 0; j < 16; ++j) {
+        blk[kQ6_Kx8ScalesOffset + 16 * (j / 2) + 2 * i + j % 2] = static_cast<uint8_t>(x.scales[j]);
+      }
+      for (int c = 0; c < 8; ++c) {
+        for (int g = 0; g < 4; ++g) {
+          for (int m = 0; m < 4; ++m) {
+            const int lo = q6_k_code(x, 32 * c + 8 * g + m);
+            const int hi = q6_k_code(x, 32 * c + 8 * g + 4 + m);
+            blk[kQ6_Kx8QlOffset + 128 * c + 32 * g + 4 * i + m] =
+                static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+            uint8_t& plane = blk[kQ6_Kx8QhOffset + 64 * c + 32 * (g / 2) + 4 * i + m];
+            plane = static_cast<uint8_t>(plane | (((lo >> 4) | ((hi >> 4) << 2)) << (4 * (g % 2))));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cohort::kernels
