@@ -62,10 +62,12 @@ inline void store_rows(float* y, __m256 lo, __m256 hi, int64_t rows) {
 template <int P>
 void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
   const uint8_t* w[P];
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p) w[p] = static_cast<const uint8_t*>(g.w) + (p0 + p) * g.w_stride;
   const float* a =
       reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   __m256 lo[P], hi[P];
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p) lo[p] = hi[p] = _mm256_setzero_ps();
   int64_t k = 0;
   // Two columns (one 64-byte line) per step, one prefetch per panel and line.
@@ -87,11 +89,13 @@ void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
   }
   for (; k < g.n; ++k) {
     const __m256 ak = _mm256_broadcast_ss(a + k);
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p) {
       lo[p] = _mm256_fmadd_ps(load_halves8(w[p] + k * kColBytes), ak, lo[p]);
       hi[p] = _mm256_fmadd_ps(load_halves8(w[p] + k * kColBytes + 16), ak, hi[p]);
     }
   }
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p) {
     const int64_t r = (p0 + p) * kF16PanelRows;
     store_rows(g.y + t * g.y_stride + r, lo[p], hi[p], std::min(kF16PanelRows, r1 - r));
@@ -122,6 +126,7 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
 template <int T>
 inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, float* acc) {
   __m256 lo[T], hi[T];
+#pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
     lo[j] = _mm256_load_ps(acc + 16 * j);
     hi[j] = _mm256_load_ps(acc + 16 * j + 8);
@@ -136,6 +141,7 @@ inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, fl
       hi[j] = _mm256_fmadd_ps(w_hi, ak, hi[j]);
     }
   }
+#pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
     _mm256_store_ps(acc + 16 * j, lo[j]);
     _mm256_store_ps(acc + 16 * j + 8, hi[j]);
@@ -147,6 +153,7 @@ template <int T>
 inline void prompt_tokens(const GemmArgs& g, const float* wf, int64_t k0, int64_t cols, int64_t t,
                           float* acc) {
   const float* a[T];
+#pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
     a[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride) +
            k0;
