@@ -131,6 +131,7 @@ inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, fl
     lo[j] = _mm256_load_ps(acc + 16 * j);
     hi[j] = _mm256_load_ps(acc + 16 * j + 8);
   }
+#pragma GCC unroll 4
   for (int64_t c = 0; c < cols; ++c) {
     const __m256 w_lo = _mm256_load_ps(wf + c * kF16PanelRows);
     const __m256 w_hi = _mm256_load_ps(wf + c * kF16PanelRows + 8);
@@ -159,6 +160,39 @@ inline void prompt_tokens(const GemmArgs& g, const float* wf, int64_t k0, int64_
            k0;
   }
   prompt_tile<T>(wf, cols, a, acc);
+}
+
+// Tokens [t, t + count) over one chunk, count in 1..kPromptTokens.
+inline void prompt_tokens(int count, const GemmArgs& g, const float* wf, int64_t k0, int64_t cols,
+                          int64_t t, float* acc) {
+  switch (count) {
+    case 6:
+      prompt_tokens<6>(g, wf, k0, cols, t, acc);
+      break;
+    case 5:
+      prompt_tokens<5>(g, wf, k0, cols, t, acc);
+      break;
+    case 4:
+      prompt_tokens<4>(g, wf, k0, cols, t, acc);
+      break;
+    case 3:
+      prompt_tokens<3>(g, wf, k0, cols, t, acc);
+      break;
+    case 2:
+      prompt_tokens<2>(g, wf, k0, cols, t, acc);
+      break;
+    default:
+      prompt_tokens<1>(g, wf, k0, cols, t, acc);
+      break;
+  }
+}
+
+// The next tile's token count when `left` tokens remain: full tiles, but 7..9 split in two
+// tiles of 3..5 instead of 6 + 1..3, because a tile of 1-2 tokens has too few accumulator
+// chains to hide the FMA latency.
+inline int tile_tokens(int64_t left) {
+  if (left > kPromptTokens && left < kPromptTokens + 4) return static_cast<int>((left + 1) / 2);
+  return static_cast<int>(std::min<int64_t>(left, kPromptTokens));
 }
 
 // Accumulators of the prompt path, [panel][token][16 rows], 32-byte aligned, per thread and
@@ -190,29 +224,10 @@ void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
         _mm256_store_ps(wf + c * kF16PanelRows + 8, load_halves8(src + c * kColBytes + 16));
       }
       float* pacc = acc + (p - p_begin) * panel_floats;
-      int64_t t = t0;
-      for (; t + kPromptTokens <= t1; t += kPromptTokens) {
-        prompt_tokens<kPromptTokens>(g, wf, k0, cols, t, pacc + (t - t0) * kF16PanelRows);
-      }
-      float* tail = pacc + (t - t0) * kF16PanelRows;
-      switch (t1 - t) {
-        case 5:
-          prompt_tokens<5>(g, wf, k0, cols, t, tail);
-          break;
-        case 4:
-          prompt_tokens<4>(g, wf, k0, cols, t, tail);
-          break;
-        case 3:
-          prompt_tokens<3>(g, wf, k0, cols, t, tail);
-          break;
-        case 2:
-          prompt_tokens<2>(g, wf, k0, cols, t, tail);
-          break;
-        case 1:
-          prompt_tokens<1>(g, wf, k0, cols, t, tail);
-          break;
-        default:
-          break;
+      for (int64_t t = t0; t < t1;) {
+        const int take = tile_tokens(t1 - t);
+        prompt_tokens(take, g, wf, k0, cols, t, pacc + (t - t0) * kF16PanelRows);
+        t += take;
       }
     }
   }
