@@ -41,6 +41,10 @@ constexpr int64_t kChunkCols = 256;
 // Tokens of the prompt tile: 12 accumulators + 2 weight vectors + 1 broadcast in 16 registers.
 constexpr int kPromptTokens = 6;
 
+// Tokens the prompt path takes through the weights at once: a chunk of their activations
+// (256 KiB) stays in L2. Longer prompts pass over the weights once per block.
+constexpr int64_t kTokenBlock = 256;
+
 inline __m256 load_halves8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -121,21 +125,29 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
   }
 }
 
-// T tokens (activations a[j] at column k0) x the 16 rows of one converted chunk wf of `cols`
-// columns: acc holds the tile's accumulators, token j's 16 rows at acc + 16 j.
+// Where a panel's accumulators live between chunks: token t's 16 rows at at + t * stride
+// floats (t counted from the call's first token).
+struct PanelAccumulators {
+  float* at;
+  int64_t stride;
+};
+
+// T tokens (activations a[j] at the chunk's first column) x the 16 rows of one converted
+// chunk wf of `cols` columns, continuing the sums at acc (token j's rows at acc + j * stride).
 template <int T>
-inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, float* acc) {
+inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, float* acc,
+                        int64_t stride) {
   __m256 lo[T], hi[T];
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
-    lo[j] = _mm256_load_ps(acc + 16 * j);
-    hi[j] = _mm256_load_ps(acc + 16 * j + 8);
+    lo[j] = _mm256_loadu_ps(acc + j * stride);
+    hi[j] = _mm256_loadu_ps(acc + j * stride + 8);
   }
 #pragma GCC unroll 4
   for (int64_t c = 0; c < cols; ++c) {
     const __m256 w_lo = _mm256_load_ps(wf + c * kF16PanelRows);
     const __m256 w_hi = _mm256_load_ps(wf + c * kF16PanelRows + 8);
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int j = 0; j < T; ++j) {
       const __m256 ak = _mm256_broadcast_ss(a[j] + c);
       lo[j] = _mm256_fmadd_ps(w_lo, ak, lo[j]);
@@ -144,45 +156,45 @@ inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, fl
   }
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
-    _mm256_store_ps(acc + 16 * j, lo[j]);
-    _mm256_store_ps(acc + 16 * j + 8, hi[j]);
+    _mm256_storeu_ps(acc + j * stride, lo[j]);
+    _mm256_storeu_ps(acc + j * stride + 8, hi[j]);
   }
 }
 
-// Tokens [t, t + T) over one chunk: activation pointers at column k0.
+// Tokens [t, t + T) of the call (first token t0) over the chunk at column k0.
 template <int T>
 inline void prompt_tokens(const GemmArgs& g, const float* wf, int64_t k0, int64_t cols, int64_t t,
-                          float* acc) {
+                          int64_t t0, PanelAccumulators acc) {
   const float* a[T];
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
     a[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride) +
            k0;
   }
-  prompt_tile<T>(wf, cols, a, acc);
+  prompt_tile<T>(wf, cols, a, acc.at + (t - t0) * acc.stride, acc.stride);
 }
 
-// Tokens [t, t + count) over one chunk, count in 1..kPromptTokens.
+// As prompt_tokens<count>, count in 1..kPromptTokens.
 inline void prompt_tokens(int count, const GemmArgs& g, const float* wf, int64_t k0, int64_t cols,
-                          int64_t t, float* acc) {
+                          int64_t t, int64_t t0, PanelAccumulators acc) {
   switch (count) {
     case 6:
-      prompt_tokens<6>(g, wf, k0, cols, t, acc);
+      prompt_tokens<6>(g, wf, k0, cols, t, t0, acc);
       break;
     case 5:
-      prompt_tokens<5>(g, wf, k0, cols, t, acc);
+      prompt_tokens<5>(g, wf, k0, cols, t, t0, acc);
       break;
     case 4:
-      prompt_tokens<4>(g, wf, k0, cols, t, acc);
+      prompt_tokens<4>(g, wf, k0, cols, t, t0, acc);
       break;
     case 3:
-      prompt_tokens<3>(g, wf, k0, cols, t, acc);
+      prompt_tokens<3>(g, wf, k0, cols, t, t0, acc);
       break;
     case 2:
-      prompt_tokens<2>(g, wf, k0, cols, t, acc);
+      prompt_tokens<2>(g, wf, k0, cols, t, t0, acc);
       break;
     default:
-      prompt_tokens<1>(g, wf, k0, cols, t, acc);
+      prompt_tokens<1>(g, wf, k0, cols, t, t0, acc);
       break;
   }
 }
@@ -195,26 +207,30 @@ inline int tile_tokens(int64_t left) {
   return static_cast<int>(std::min<int64_t>(left, kPromptTokens));
 }
 
-// Accumulators of the prompt path, [panel][token][16 rows], 32-byte aligned, per thread and
-// grown to the largest call seen: no allocation once warm.
-float* prompt_accumulators(size_t floats) {
+// Accumulators of a last panel that the matrix does not fill (its padding rows must not reach
+// y): [token][16 rows], zeroed, per thread and grown to the largest call seen.
+float* partial_panel_accumulators(int64_t tokens) {
   thread_local std::vector<float> storage;
-  const size_t need = floats + 8;
-  if (storage.size() < need) storage.resize(need);
-  auto addr = reinterpret_cast<uintptr_t>(storage.data());
-  float* acc = storage.data() + ((32 - addr % 32) % 32) / sizeof(float);
-  std::memset(acc, 0, floats * sizeof(float));  // +0.0: the start of every pair's sum
-  return acc;
+  const auto floats = static_cast<size_t>(tokens * kF16PanelRows);
+  if (storage.size() < floats) storage.resize(floats);
+  std::fill(storage.begin(), storage.begin() + static_cast<std::ptrdiff_t>(floats), 0.0f);
+  return storage.data();
 }
 
-void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  const int64_t p_begin = r0 / kF16PanelRows, p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
-  const int64_t tokens = t1 - t0;
-  const int64_t panel_floats = tokens * kF16PanelRows;
-  float* acc = prompt_accumulators(static_cast<size_t>((p_end - p_begin) * panel_floats));
+// Tokens [t0, t1) x panels [p_begin, p_end). Full panels sum straight in y (zeroed first: +0.0
+// starts every pair's sum); a partial last panel sums in a side buffer copied out at the end.
+void prompt_block(const GemmArgs& g, int64_t p_begin, int64_t p_end, int64_t r1, int64_t t0,
+                  int64_t t1) {
+  const int64_t r0 = p_begin * kF16PanelRows;
+  const bool partial = p_end * kF16PanelRows > r1;
+  const int64_t full_end = partial ? p_end - 1 : p_end;
+  for (int64_t t = t0; t < t1; ++t) {
+    std::fill(g.y + t * g.y_stride + r0, g.y + t * g.y_stride + full_end * kF16PanelRows, 0.0f);
+  }
+  float* side = partial ? partial_panel_accumulators(t1 - t0) : nullptr;
   alignas(64) float wf[kChunkCols * kF16PanelRows];
-  // Chunks outside, panels inside: the activations of a chunk (all tokens) stay in L2 while
-  // every panel passes.
+  // Chunks outside, panels inside: a chunk of every token's activations stays in L2 while the
+  // panels pass.
   for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
     const int64_t cols = std::min(kChunkCols, g.n - k0);
     for (int64_t p = p_begin; p < p_end; ++p) {
@@ -223,20 +239,29 @@ void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
         _mm256_store_ps(wf + c * kF16PanelRows, load_halves8(src + c * kColBytes));
         _mm256_store_ps(wf + c * kF16PanelRows + 8, load_halves8(src + c * kColBytes + 16));
       }
-      float* pacc = acc + (p - p_begin) * panel_floats;
+      const PanelAccumulators acc =
+          p < full_end ? PanelAccumulators{g.y + t0 * g.y_stride + p * kF16PanelRows, g.y_stride}
+                       : PanelAccumulators{side, kF16PanelRows};
       for (int64_t t = t0; t < t1;) {
         const int take = tile_tokens(t1 - t);
-        prompt_tokens(take, g, wf, k0, cols, t, pacc + (t - t0) * kF16PanelRows);
+        prompt_tokens(take, g, wf, k0, cols, t, t0, acc);
         t += take;
       }
     }
   }
-  for (int64_t p = p_begin; p < p_end; ++p) {
-    const int64_t r = p * kF16PanelRows, rows = std::min(kF16PanelRows, r1 - r);
+  if (partial) {
+    const int64_t r = full_end * kF16PanelRows;
     for (int64_t t = t0; t < t1; ++t) {
-      const float* src = acc + (p - p_begin) * panel_floats + (t - t0) * kF16PanelRows;
-      std::copy(src, src + rows, g.y + t * g.y_stride + r);
+      const float* sums = side + (t - t0) * kF16PanelRows;
+      std::copy(sums, sums + (r1 - r), g.y + t * g.y_stride + r);
     }
+  }
+}
+
+void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t p_begin = r0 / kF16PanelRows, p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
+  for (int64_t t = t0; t < t1; t += kTokenBlock) {
+    prompt_block(g, p_begin, p_end, r1, t, std::min(t + kTokenBlock, t1));
   }
 }
 
