@@ -31,7 +31,10 @@ constexpr int64_t kColBytes = kF16PanelRows * sizeof(uint16_t);  // one column o
 // FMAs in flight against the FMA latency.
 constexpr int kDecodePanels = 4;
 
-// How far ahead of the column it multiplies the decode tile asks for each panel's bytes.
+// How far ahead of the column it multiplies the decode tile asks for each panel's bytes. On
+// kernels_bench's decode shape (32768 x 4096, one thread, a shared and noisy machine) 512,
+// 1024 and 2048 bytes were alike within the noise (12-13 GB/s), ahead of no prefetch; 1024
+// matches the Q4_0 form.
 constexpr int64_t kDecodePrefetchBytes = 1024;
 
 // Columns of a panel the prompt path converts at once: 256 x 16 floats = 16 KiB, which leaves
@@ -62,7 +65,19 @@ inline void store_rows(float* y, __m256 lo, __m256 hi, int64_t rows) {
   std::copy(lanes, lanes + rows, y);
 }
 
-// One token x P panels, the first at panel_index p0 of g (rows [r0 of that panel, r1)).
+// Column c of P panels (w[p]) times the token's a[c], into each panel's 16 row sums.
+template <int P>
+inline void decode_column(const uint8_t* const* w, const float* a, int64_t c, __m256* lo,
+                          __m256* hi) {
+  const __m256 ac = _mm256_broadcast_ss(a + c);
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) {
+    lo[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes), ac, lo[p]);
+    hi[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes + 16), ac, hi[p]);
+  }
+}
+
+// Token t x the P panels from panel index p0 on; rows from r1 on are not stored.
 template <int P>
 void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
   const uint8_t* w[P];
@@ -74,31 +89,17 @@ void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p) lo[p] = hi[p] = _mm256_setzero_ps();
   int64_t k = 0;
-  // Two columns (one 64-byte line) per step, one prefetch per panel and line.
+  // Two columns (one 64-byte line of each panel) per step, one prefetch per panel and line.
   for (; k + 2 <= g.n; k += 2) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p) {
       _mm_prefetch(reinterpret_cast<const char*>(w[p] + k * kColBytes) + kDecodePrefetchBytes,
                    _MM_HINT_T0);
     }
-#pragma GCC unroll 2
-    for (int64_t c = k; c < k + 2; ++c) {
-      const __m256 ak = _mm256_broadcast_ss(a + c);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) {
-        lo[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes), ak, lo[p]);
-        hi[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes + 16), ak, hi[p]);
-      }
-    }
+    decode_column<P>(w, a, k, lo, hi);
+    decode_column<P>(w, a, k + 1, lo, hi);
   }
-  for (; k < g.n; ++k) {
-    const __m256 ak = _mm256_broadcast_ss(a + k);
-#pragma GCC unroll 8
-    for (int p = 0; p < P; ++p) {
-      lo[p] = _mm256_fmadd_ps(load_halves8(w[p] + k * kColBytes), ak, lo[p]);
-      hi[p] = _mm256_fmadd_ps(load_halves8(w[p] + k * kColBytes + 16), ak, hi[p]);
-    }
-  }
+  if (k < g.n) decode_column<P>(w, a, k, lo, hi);
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p) {
     const int64_t r = (p0 + p) * kF16PanelRows;
