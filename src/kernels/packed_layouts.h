@@ -72,4 +72,12 @@ inline constexpr size_t kQ6_Kx8BlockBytes = kQ6_Kx8QhOffset + 512;
 size_t q6_kx8_panel_bytes(int64_t n);
 void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// F16, panels of 16 rows ("F16x16"), column-major inside the panel: for each column k in
+// 0..n-1, 32 bytes hold the halves of rows 0..15 at that column (row i at half 16k + i), so
+// one 256-bit load takes a column of all 16 rows. Any n (F16 blocks are one element); a
+// panel is 32 * n bytes. The halves are the file's bits; rows past the matrix are +0.0.
+inline constexpr int64_t kF16PanelRows = 16;
+size_t f16x16_panel_bytes(int64_t n);
+void pack_f16x16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 }  // namespace cohort::kernels

@@ -386,6 +386,36 @@ TEST(PackedGemm, Q8_0WeightMinus128) {
   }
 }
 
+// The packed F16 prompt path takes tokens in blocks (256) and columns in chunks (256): a prompt
+// longer than a block, over a length that is not a whole number of chunks, with a partial last
+// panel, gives every token the bits of its one-token (decode) call and leaves y's padding alone.
+TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
+  for (const KernelTable* k : tables()) {
+    const TypeOps::Packed& form = ops_of(*k, DType::kF16).packed;
+    if (form.panel_rows == 0) continue;
+    const int64_t n = 300, rows = form.panel_rows + 5, tokens = 300;
+    const Problem p(DType::kF16, n, rows, tokens, 17, 1.0f);
+    const PackedProblem pp(p, *k);
+    std::vector<float> whole(p.y_size(), NAN), single(p.y_size(), NAN), want(p.y_size(), NAN);
+    form.gemm(pp.args(whole.data()), 0, rows, 0, tokens);
+    for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
+    EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0) << k->isa;
+    ops_of(reference(), DType::kF16).gemm(p.args(want.data()), 0, rows, 0, tokens);
+    const double tol_per_m = (static_cast<double>(n) + 16) * 0x1p-24;
+    for (int64_t j = 0; j < tokens; ++j) {
+      for (int64_t r = 0; r < rows + 3; ++r) {
+        const float g = whole[j * (rows + 3) + r];
+        if (r >= rows) {
+          ASSERT_TRUE(std::isnan(g)) << k->isa << " padding written at token " << j << " row " << r;
+          continue;
+        }
+        ASSERT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
+            << k->isa << " token " << j << " row " << r;
+      }
+    }
+  }
+}
+
 // The packed K-quant forms add codes in int16 before the scales: their largest codes, scales
 // and mins against activations of -128 (the largest |q| Q8_K makes) must not overflow.
 TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
