@@ -72,48 +72,112 @@ WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w,
   return out;
 }
 
+namespace {
+
+// The activations of n_tokens vectors in w's vec_dot_type: x itself when that is f32 and
+// dense, else converted once into workspace (every output row reuses them).
+const uint8_t* convert_activations(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w,
+                                   const float* x, int64_t x_stride, int64_t n_tokens,
+                                   void* workspace) {
+  const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
+  if (ops.vec_dot_type == DType::kF32 && x_stride == w.cols) {
+    return reinterpret_cast<const uint8_t*>(x);
+  }
+  const TypeOps& act_ops = k.types[static_cast<uint32_t>(ops.vec_dot_type)];
+  COHORT_CHECK(act_ops.from_float != nullptr);
+  const size_t act_row = row_bytes(ops.vec_dot_type, w.cols);
+  auto* act = static_cast<uint8_t*>(workspace);
+  pool.run_sized(w.cols * n_tokens * 4, [&](int ith, int nth) {
+    int64_t t0, t1;
+    ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; ++t)
+      act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
+  });
+  return act;
+}
+
+// One output of a batched product: the gemm (packed or row-major) of w, its panels of
+// panel_rows rows (1 when unpacked), their first index in the product's list.
+struct Segment {
+  void (*gemm)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t) = nullptr;
+  GemmArgs g;
+  int64_t rows = 0, panel_rows = 1, first_panel = 0, panels = 0;
+};
+
+// The segment for w (output y, activations act): its packed form's gemm where it has one, else
+// the type's gemm; gemm stays null when the type has neither.
+Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* act, float* y) {
+  const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
+  const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
+  Segment s;
+  s.gemm = packed ? ops.packed.gemm : ops.gemm;
+  s.g.n = w.cols;
+  s.g.w = packed ? w.packed : w.data;
+  s.g.w_stride = packed ? w.panel_stride : w.row_stride;
+  s.g.a = act;
+  s.g.a_stride = row_bytes(ops.vec_dot_type, w.cols);
+  s.g.y = y;
+  s.g.y_stride = w.rows;
+  s.rows = w.rows;
+  s.panel_rows = packed ? ops.packed.panel_rows : 1;
+  s.panels = (w.rows + s.panel_rows - 1) / s.panel_rows;
+  return s;
+}
+
+// Runs the segments as one fork-join: their panels in one list, each thread a contiguous
+// share of it (so of the weights, which pack in order), every token.
+void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t n_tokens,
+                  int64_t units) {
+  const int64_t total = segs[n_segs - 1].first_panel + segs[n_segs - 1].panels;
+  pool.run_sized(units, [&](int ith, int nth) {
+    int64_t p0, p1;
+    ThreadPool::split(total, ith, nth, &p0, &p1);
+    for (size_t i = 0; i < n_segs; ++i) {
+      const Segment& s = segs[i];
+      const int64_t b = std::max(p0, s.first_panel) - s.first_panel;
+      const int64_t e = std::min(p1, s.first_panel + s.panels) - s.first_panel;
+      if (b < e) s.gemm(s.g, b * s.panel_rows, std::min(e * s.panel_rows, s.rows), 0, n_tokens);
+    }
+  });
+}
+
+}  // namespace
+
+void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const MatmulOutput> outs,
+                         const float* x, int64_t x_stride, int64_t n_tokens, void* workspace) {
+  COHORT_CHECK(!outs.empty() && outs.size() <= kMaxSharedOutputs);
+  const WeightMatrix& w0 = *outs[0].w;
+  bool fused = k.types[static_cast<uint32_t>(w0.type)].gemm != nullptr;
+  for (const MatmulOutput& o : outs) fused = fused && o.w->type == w0.type && o.w->cols == w0.cols;
+  if (!fused) {
+    for (const MatmulOutput& o : outs) matmul(k, pool, *o.w, x, x_stride, n_tokens, o.y, workspace);
+    return;
+  }
+  const uint8_t* act = convert_activations(k, pool, w0, x, x_stride, n_tokens, workspace);
+  Segment segs[kMaxSharedOutputs];
+  int64_t panels = 0, units = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    segs[i] = segment_of(k, *outs[i].w, act, outs[i].y);
+    segs[i].first_panel = panels;
+    panels += segs[i].panels;
+    units += outs[i].w->rows * w0.cols * n_tokens;
+  }
+  run_segments(pool, segs, outs.size(), n_tokens, units);
+}
+
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t x_stride, int64_t n_tokens, float* y, void* workspace) {
   const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
   COHORT_CHECK(ops.vec_dot != nullptr);
-  const TypeOps& act_ops = k.types[static_cast<uint32_t>(ops.vec_dot_type)];
+  const uint8_t* act_base = convert_activations(k, pool, w, x, x_stride, n_tokens, workspace);
   const size_t act_row = row_bytes(ops.vec_dot_type, w.cols);
-  auto* act = static_cast<uint8_t*>(workspace);
-
-  // Convert each activation vector once; every output row reuses it.
-  const bool act_is_f32 = ops.vec_dot_type == DType::kF32 && x_stride == w.cols;
-  const uint8_t* act_base = act_is_f32 ? reinterpret_cast<const uint8_t*>(x) : act;
-  if (!act_is_f32) {
-    COHORT_CHECK(act_ops.from_float != nullptr);
-    pool.run_sized(w.cols * n_tokens * 4, [&](int ith, int nth) {
-      int64_t t0, t1;
-      ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
-      for (int64_t t = t0; t < t1; ++t)
-        act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
-    });
-  }
 
   // The packed form, each thread on its share of the panels for every token; else the
   // batched kernel, each thread on its share of the rows for every token (it tiles rows and
   // tokens itself); for one token too, so that batching never changes a token's bits.
-  const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
-  if (packed || ops.gemm != nullptr) {
-    GemmArgs g;
-    g.n = w.cols;
-    g.w = packed ? w.packed : w.data;
-    g.w_stride = packed ? w.panel_stride : w.row_stride;
-    g.a = act_base;
-    g.a_stride = act_row;
-    g.y = y;
-    g.y_stride = w.rows;
-    // Threads split whole panels (a panel of 1 row when unpacked).
-    const int64_t pr = packed ? ops.packed.panel_rows : 1, panels = (w.rows + pr - 1) / pr;
-    const auto gemm = packed ? ops.packed.gemm : ops.gemm;
-    pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
-      int64_t p0, p1;
-      ThreadPool::split(panels, ith, nth, &p0, &p1);
-      if (p0 < p1) gemm(g, p0 * pr, std::min(p1 * pr, w.rows), 0, n_tokens);
-    });
+  const Segment seg = segment_of(k, w, act_base, y);
+  if (seg.gemm != nullptr) {
+    run_segments(pool, &seg, 1, n_tokens, w.rows * w.cols * n_tokens);
     return;
   }
 

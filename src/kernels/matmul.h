@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
@@ -50,5 +51,21 @@ size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64
 // and with any number of threads; for one token gemm is as fast as vec_dot (memory-bound).
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t x_stride, int64_t n_tokens, float* y, void* workspace);
+
+// One product of several that share their input: y[t * w->rows + r] = sum_c w[r][c] x[t][c].
+struct MatmulOutput {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+};
+inline constexpr size_t kMaxSharedOutputs = 4;
+
+// matmul() of each of outs (1..kMaxSharedOutputs) with the same x: the same bits as separate
+// calls. When their matrices have one type and width (a layer's q/k/v, or gate/up), the
+// activations are converted once and all the products run as one fork-join over their rows
+// together, which saves a step's barriers and lets each thread stream its share of the
+// weights without waiting between matrices (decode runs ~100 products per token); the
+// workspace is matmul_workspace_bytes() of the first.
+void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const MatmulOutput> outs,
+                         const float* x, int64_t x_stride, int64_t n_tokens, void* workspace);
 
 }  // namespace cohort::kernels

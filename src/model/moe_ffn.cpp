@@ -118,8 +118,8 @@ size_t MoeFfn::workspace_bytes(const LayerWeights& L) const {
 
 void MoeFfn::run_expert(const ExpertWeights& w, const float* x, int64_t n, void* workspace) {
   const int64_t dim = hp_.dim, cols = w.gate.rows;
-  kernels::matmul(kt_, pool_, w.gate, x, dim, n, gate_.data(), workspace);
-  kernels::matmul(kt_, pool_, w.up, x, dim, n, up_.data(), workspace);
+  const kernels::MatmulOutput gate_up[] = {{&w.gate, gate_.data()}, {&w.up, up_.data()}};
+  kernels::matmul_shared_input(kt_, pool_, gate_up, x, dim, n, workspace);
   kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n * cols);
   kernels::matmul(kt_, pool_, w.down, gate_.data(), cols, n, down_.data(), workspace);
 }

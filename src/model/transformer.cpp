@@ -158,9 +158,8 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     mla_->forward(L, layer, xn_.data(), n_tokens, rows, att_.data(), workspace_.data());
     return finish_attention(L, n_tokens);
   }
-  linear(L.wq, xn_.data(), n_tokens, q_.data());
-  linear(L.wk, xn_.data(), n_tokens, k_.data());
-  linear(L.wv, xn_.data(), n_tokens, v_.data());
+  const kernels::MatmulOutput qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
+  kernels::matmul_shared_input(kt_, pool_, qkv, xn_.data(), L.wq.cols, n_tokens, workspace_.data());
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* q = &q_[t * n_q_];
     float* k = &k_[t * n_kv_];
@@ -277,8 +276,9 @@ Status Transformer::ffn_block(const LayerWeights& L, int64_t layer, int64_t n_to
     // A deepseek2 dense layer whose columns all live on other ranks.
     std::fill(o_.begin(), o_.begin() + n_tokens * dim, 0.f);
   } else {
-    linear(L.w_gate, xn_.data(), n_tokens, gate_.data());
-    linear(L.w_up, xn_.data(), n_tokens, up_.data());
+    const kernels::MatmulOutput gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
+    kernels::matmul_shared_input(kt_, pool_, gate_up, xn_.data(), L.w_gate.cols, n_tokens,
+                                 workspace_.data());
     kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * L.w_gate.rows);
     linear(L.w_down, gate_.data(), n_tokens, o_.data());
   }
