@@ -115,6 +115,9 @@ class GgufFile {
   uint64_t data_offset() const { return data_offset_; }
   // The whole file image (header, metadata, tensor directory, data).
   const uint8_t* raw_bytes() const { return data_; }
+  // True when the image is a mapping of the file itself (not a copy, not memory): its pages
+  // may be dropped (madvise) and are read again from the file when touched.
+  bool file_backed() const { return mem_ == nullptr && !map_.copied(); }
 
   const std::vector<GgufKeyValue>& metadata() const { return kv_; }
   const GgufValue* find(std::string_view key) const;

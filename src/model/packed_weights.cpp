@@ -1,5 +1,9 @@
 #include "model/packed_weights.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <vector>
 
 #include "core/log.h"
@@ -26,6 +30,16 @@ std::vector<kernels::WeightMatrix*> multiplied_matrices(Weights* w) {
   return out;
 }
 
+// Drops the whole pages inside the bytes of w (a file mapping's: read again on touch).
+void release_pages(const kernels::WeightMatrix& w) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(w.data);
+  const uintptr_t end =
+      begin + static_cast<size_t>(w.rows - 1) * w.row_stride + row_bytes(w.type, w.cols);
+  const uintptr_t b = (begin + page - 1) / page * page, e = end / page * page;
+  if (b < e) madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+}
+
 // Packed matrices start on cache lines.
 constexpr size_t kAlign = 64;
 
@@ -34,7 +48,7 @@ size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
 Result<PackedWeights> PackedWeights::pack(Weights* w, const kernels::KernelTable& kt,
-                                          ThreadPool& pool) {
+                                          ThreadPool& pool, bool release_unpacked) {
   PackedWeights out;
   std::vector<kernels::WeightMatrix*> todo;
   size_t total = 0;
@@ -64,6 +78,7 @@ Result<PackedWeights> PackedWeights::pack(Weights* w, const kernels::KernelTable
   for (kernels::WeightMatrix* m : todo) {
     const size_t bytes = kernels::packed_bytes(kt, *m);
     *m = kernels::pack(kt, pool, *m, out.buffer_.data() + at);
+    if (release_unpacked) release_pages(*m);
     at += aligned(bytes);
     progress.update(at);
   }

@@ -18,7 +18,11 @@ class PackedWeights {
   // Packs the matrices of *w in place (sets their packed forms) into memory this object
   // owns, which must outlive *w's use. Packs nothing, and says why in the log, when the
   // packed copies would not fit in the memory the system has available.
-  static Result<PackedWeights> pack(Weights* w, const kernels::KernelTable& kt, ThreadPool& pool);
+  // release_unpacked (for weights in a file mapping only): drop this process's pages of each
+  // packed matrix's unpacked bytes once packed, so the copy does not double the resident
+  // memory; a later read of a row (an embedding shared with the output) faults it back in.
+  static Result<PackedWeights> pack(Weights* w, const kernels::KernelTable& kt, ThreadPool& pool,
+                                    bool release_unpacked);
 
   size_t bytes() const { return buffer_.size(); }
 

@@ -17,7 +17,8 @@ Result<std::unique_ptr<Transformer>> Transformer::create(const format::GgufFile&
   if (max_batch < 1) return Status::invalid_argument("model: max_batch must be >= 1");
   COHORT_ASSIGN_OR_RETURN(HParams hp, HParams::from_gguf(file));
   COHORT_ASSIGN_OR_RETURN(Weights w, Weights::bind(file, hp, shard, kt));
-  COHORT_ASSIGN_OR_RETURN(PackedWeights packed, PackedWeights::pack(&w, kt, pool));
+  COHORT_ASSIGN_OR_RETURN(PackedWeights packed,
+                          PackedWeights::pack(&w, kt, pool, file.file_backed()));
   auto t = std::unique_ptr<Transformer>(
       new Transformer(std::move(hp), shard, std::move(w), comm, pool, kt, max_batch));
   t->packed_ = std::move(packed);

@@ -1,7 +1,9 @@
 #include "runtime/roofline.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "core/clock.h"
@@ -10,8 +12,39 @@
 namespace cohort::runtime {
 namespace {
 
-constexpr int64_t kBufferFloats = int64_t{128} << 20;  // 512 MiB
-constexpr int64_t kWindowFloats = int64_t{16} << 20;   // 64 MiB read per pass
+constexpr int64_t kMinBufferFloats = int64_t{128} << 20;  // 512 MiB
+constexpr int64_t kWindowFloats = int64_t{16} << 20;      // 64 MiB read per pass
+// The buffer is at least this many times the last-level cache, so that the passes read
+// memory, not cache. A machine seen here (Intel Xeon VM) lists a 480 MiB L3: with the old
+// fixed 512 MiB buffer its probe read 30.2 / 28.6 GB/s best on 2 threads, with 2 GiB 28.9 /
+// 27.8 (two runs each, alternating): some of the old passes were served by the cache.
+constexpr int64_t kCacheMultiple = 4;
+
+// Bytes of the largest CPU cache sysfs lists for cpu0 (0 when it lists none).
+int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string path =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size";
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) continue;
+    long long v = 0;
+    char unit = 0;
+    if (std::fscanf(f, "%lld%c", &v, &unit) >= 1) {
+      const int64_t mul = unit == 'K' ? 1 << 10 : unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30 : 1;
+      best = std::max<int64_t>(best, v * mul);
+    }
+    std::fclose(f);
+  }
+  return best;
+}
+
+// Floats of the probe buffer: whole windows, >= kMinBufferFloats and kCacheMultiple x the
+// last-level cache.
+int64_t buffer_floats() {
+  const int64_t want = std::max(kMinBufferFloats, kCacheMultiple * last_level_cache_bytes() / 4);
+  return (want + kWindowFloats - 1) / kWindowFloats * kWindowFloats;
+}
 constexpr int kWarmupPasses = 2;
 constexpr int kMinReadPasses = 24;
 constexpr int kMaxReadPasses = 400;
@@ -26,10 +59,11 @@ struct ReadSpread {
 // GB/s of reads of successive windows of x by every thread of pool (all) or the calling
 // thread alone, pass after pass until kMinReadPasses are done and kReadSeconds have passed
 // (or kMaxReadPasses): best, median and slowest pass, and how many.
-ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x, bool all) {
+ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x,
+                     int64_t buffer_floats, bool all) {
   std::vector<float> sums(static_cast<size_t>(pool.size()), 0.0f);
   std::vector<double> gbps;
-  constexpr int64_t kWindows = kBufferFloats / kWindowFloats;
+  const int64_t kWindows = buffer_floats / kWindowFloats;
   const double start = now_s();
   for (int pass = 0; pass < kWarmupPasses + kMaxReadPasses; ++pass) {
     const int timed = pass - kWarmupPasses;
@@ -64,9 +98,8 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
 // The probe's buffer in huge pages (fewer TLB misses, so page walks do not add noise to the
 // reads). Without memory for it there is no measurement to make: std::bad_alloc, as any
 // other allocation of the bench.
-HugePageBuffer probe_buffer() {
-  Result<HugePageBuffer> b =
-      HugePageBuffer::allocate(static_cast<size_t>(kBufferFloats) * sizeof(float));
+HugePageBuffer probe_buffer(int64_t floats) {
+  Result<HugePageBuffer> b = HugePageBuffer::allocate(static_cast<size_t>(floats) * sizeof(float));
   if (!b.is_ok()) throw std::bad_alloc();
   return std::move(b).value();
 }
@@ -112,19 +145,20 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   Roofline r;
   r.threads = pool.size();
   r.isa = kt.isa;
-  HugePageBuffer buf = probe_buffer();
+  const int64_t floats = buffer_floats();
+  HugePageBuffer buf = probe_buffer(floats);
   auto* x = reinterpret_cast<float*>(buf.data());
   // Touch every page on the thread that will read it (first-touch placement): within each
   // window, the part each thread of the pool reads.
   pool.run([&](int ith, int nth) {
-    for (int64_t w = 0; w < kBufferFloats; w += kWindowFloats) {
+    for (int64_t w = 0; w < floats; w += kWindowFloats) {
       int64_t b, e;
       ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
       std::fill(x + w + b, x + w + e, 1.0f);
     }
   });
-  const ReadSpread one = read_gbps(kt, pool, x, false);
-  const ReadSpread all = read_gbps(kt, pool, x, true);
+  const ReadSpread one = read_gbps(kt, pool, x, floats, false);
+  const ReadSpread all = read_gbps(kt, pool, x, floats, true);
   r.read_gbps_1 = one.best;
   r.read_gbps_1_median = one.median;
   r.read_gbps_1_min = one.min;
