@@ -24,7 +24,8 @@ struct Roofline {
 };
 
 // Measures on pool with kt's probes. Bandwidth: a streaming read-and-sum over windows of a
-// 512 MiB buffer (far beyond any cache; transparent huge pages asked for, every page
+// buffer of 512 MiB or 4x the last-level cache, whichever is larger (beyond the cache:
+// transparent huge pages asked for, every page
 // touched first by the thread that reads it), each thread its own contiguous part of the
 // window. After two warm-up passes, timed passes of 64 MiB each, every pass a different
 // window so nothing of it is left in the last-level cache, at least 24 and until 0.75 s
