@@ -57,7 +57,8 @@ TEST(Delay, RoundTripPaysTwoDelays) {
 // One step of an exchange pays the delay once, not once per peer: a decode-sized all-reduce
 // on 4 ranks costs about one delay; a large one pays one per round (2 x 3 rounds). The upper
 // bounds sit between those and what paying per peer would cost (3 and 18 delays), leaving
-// room for the copying and summing of 100k floats on a loaded machine or under TSan.
+// room for the copying and summing of 100k floats on a loaded machine or under TSan, and for
+// the ranks' threads starting apart (TSan once measured 2.14 delays for the small one).
 TEST(Delay, CollectivesPayOneDelayPerHop) {
   constexpr int64_t kDelayUs = 20000;
   Group g = delayed(make_in_process_group(4), kDelayUs);
@@ -78,7 +79,7 @@ TEST(Delay, CollectivesPayOneDelayPerHop) {
   for (const Status& s : st) ASSERT_TRUE(s.is_ok()) << s.message();
   for (int r = 0; r < 4; ++r) {
     EXPECT_GE(small_us[static_cast<size_t>(r)], kDelayUs);
-    EXPECT_LT(small_us[static_cast<size_t>(r)], 2 * kDelayUs);
+    EXPECT_LT(small_us[static_cast<size_t>(r)], 5 * kDelayUs / 2);
     EXPECT_GE(large_us[static_cast<size_t>(r)], 6 * kDelayUs);
     EXPECT_LT(large_us[static_cast<size_t>(r)], 12 * kDelayUs);
   }
