@@ -20,6 +20,7 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx2.h"
 #include "tensor/quant_blocks.h"
 
@@ -235,34 +236,24 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   store_tile<T>(g, acc, r, r1, t);
 }
 
-// A tile kernel: one panel (8 rows at row r) x tokens t .. t + T - 1, their terms at index k.
-using TileFn = void (*)(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-                        const TokenTerms& terms, size_t k, int64_t nb);
-
-// Rows [r0, r1) x tokens [t0, t1) as tiles of up to 4 tokens per panel: tiles[w] takes w.
-void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
-                 const TokenTerms& terms, const TileFn (&tiles)[5]) {
+// Rows [r0, r1) x tokens [t0, t1) as tiles of up to 4 tokens per panel.
+template <int kSums, typename Tile>
+void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1, Tile tile) {
   const int64_t nb = g.n / kQK_K;
-  for (int64_t r = r0; r < r1; r += 8) {
-    const uint8_t* panel = static_cast<const uint8_t*>(g.w) + (r / 8) * g.w_stride;
-    for (int64_t t = t0; t < t1;) {
-      const int64_t w = std::min<int64_t>(4, t1 - t);
-      tiles[w](g, panel, r, r1, t, terms, static_cast<size_t>((t - t0) * nb), nb);
-      t += w;
-    }
-  }
+  const TokenTerms& terms = token_terms<kSums>(g, t0, t1);
+  avx2::for_each_panel_tile<8, 4>(
+      g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
+        tile.template operator()<T>(g, panel, r, r1, t, terms, static_cast<size_t>((t - t0) * nb),
+                                    nb);
+      });
 }
 
 void gemm_packed_q4_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static constexpr TileFn kTiles[5] = {nullptr, q4_k_tile<1>, q4_k_tile<2>, q4_k_tile<3>,
-                                       q4_k_tile<4>};
-  gemm_panels(g, r0, r1, t0, t1, token_terms<8>(g, t0, t1), kTiles);
+  gemm_panels<8>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q4_k_tile<T>(args...); });
 }
 
 void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static constexpr TileFn kTiles[5] = {nullptr, q6_k_tile<1>, q6_k_tile<2>, q6_k_tile<3>,
-                                       q6_k_tile<4>};
-  gemm_panels(g, r0, r1, t0, t1, token_terms<16>(g, t0, t1), kTiles);
+  gemm_panels<16>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q6_k_tile<T>(args...); });
 }
 
 }  // namespace

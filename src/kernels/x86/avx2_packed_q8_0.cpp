@@ -23,6 +23,7 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx2.h"
 #include "tensor/quant_blocks.h"
 
@@ -101,30 +102,13 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
 }
 
-// The last count < T tokens of a panel: the tile of exactly that many.
-template <int T>
-void tail_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-               const float* da, int64_t nb, int64_t count) {
-  if constexpr (T > 0) {
-    if (count == T) {
-      panel_tile<T>(g, panel, r, r1, t, da, nb);
-    } else {
-      tail_tile<T - 1>(g, panel, r, r1, t, da, nb, count);
-    }
-  }
-}
-
 void gemm_packed_q8_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t nb = g.n / kQK;
   const float* da = token_scales(g, t0, t1);
-  for (int64_t r = r0; r < r1; r += kQ8_0PanelRows) {
-    const uint8_t* panel = static_cast<const uint8_t*>(g.w) + (r / kQ8_0PanelRows) * g.w_stride;
-    int64_t t = t0;
-    for (; t + kTokenTile <= t1; t += kTokenTile) {
-      panel_tile<kTokenTile>(g, panel, r, r1, t, da + (t - t0) * nb, nb);
-    }
-    tail_tile<kTokenTile - 1>(g, panel, r, r1, t, da + (t - t0) * nb, nb, t1 - t);
-  }
+  avx2::for_each_panel_tile<kQ8_0PanelRows, kTokenTile>(
+      g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
+        panel_tile<T>(g, panel, r, r1, t, da + (t - t0) * nb, nb);
+      });
 }
 
 }  // namespace
