@@ -50,13 +50,18 @@ size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 Result<PackedWeights> PackedWeights::pack(Weights* w, const kernels::KernelTable& kt,
                                           ThreadPool& pool, bool release_unpacked) {
   PackedWeights out;
-  std::vector<kernels::WeightMatrix*> todo;
+  // Each matrix to pack, its offset in the buffer and its packed bytes.
+  struct Job {
+    kernels::WeightMatrix* m;
+    size_t at, bytes;
+  };
+  std::vector<Job> todo;
   size_t total = 0;
   for (kernels::WeightMatrix* m : multiplied_matrices(w)) {
     if (m->data == nullptr || m->packed != nullptr) continue;
     const size_t bytes = kernels::packed_bytes(kt, *m);
     if (bytes == 0) continue;
-    todo.push_back(m);
+    todo.push_back({m, total, bytes});
     total += aligned(bytes);
   }
   if (todo.empty()) return out;
@@ -74,13 +79,10 @@ Result<PackedWeights> PackedWeights::pack(Weights* w, const kernels::KernelTable
   }
   COHORT_ASSIGN_OR_RETURN(out.buffer_, HugePageBuffer::allocate(total));
   ProgressMeter progress("packing weights", total);
-  size_t at = 0;
-  for (kernels::WeightMatrix* m : todo) {
-    const size_t bytes = kernels::packed_bytes(kt, *m);
-    *m = kernels::pack(kt, pool, *m, out.buffer_.data() + at);
-    if (release_unpacked) release_pages(*m);
-    at += aligned(bytes);
-    progress.update(at);
+  for (const Job& j : todo) {
+    *j.m = kernels::pack(kt, pool, *j.m, out.buffer_.data() + j.at);
+    if (release_unpacked) release_pages(*j.m);
+    progress.update(j.at + j.bytes);
   }
   progress.finish();
   out.buffer_.make_read_only();
