@@ -106,6 +106,23 @@ struct Problem {
   }
 };
 
+// got against want for every (row, token) of p: within tol_per_m x that pair's magnitude,
+// and the padding rows of y (NaN before the call) untouched.
+void expect_within_tolerance(const Problem& p, const std::vector<float>& want,
+                             const std::vector<float>& got, double tol_per_m) {
+  for (int64_t j = 0; j < p.tokens; ++j) {
+    for (int64_t r = 0; r < p.rows + 3; ++r) {
+      const float g = got[j * (p.rows + 3) + r];
+      if (r >= p.rows) {
+        EXPECT_TRUE(std::isnan(g)) << "padding written at token " << j << " row " << r;
+        continue;
+      }
+      EXPECT_NEAR(g, want[j * (p.rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
+          << "token " << j << " row " << r;
+    }
+  }
+}
+
 std::vector<int64_t> lengths(DType t) {
   if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32, 4096 + 13};
   if (is_k_quant(t)) return {256, 768, 4096 + 256};
@@ -133,18 +150,7 @@ TEST(Gemm, EveryTableMatchesReference) {
           ops_of(reference(), t).gemm(p.args(want.data()), 0, rows, 0, tokens);
           ops_of(*k, t).gemm(p.args(got.data()), 0, rows, 0, tokens);
           const double tol_per_m = (static_cast<double>(n) / w_elems + 16) * 0x1p-24;
-          for (int64_t j = 0; j < tokens; ++j) {
-            for (int64_t r = 0; r < rows + 3; ++r) {
-              const float g = got[j * (rows + 3) + r];
-              if (r >= rows) {
-                EXPECT_TRUE(std::isnan(g)) << "padding written at token " << j << " row " << r;
-                continue;
-              }
-              const double m = p.magnitude(r, j);
-              EXPECT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * m + 1e-30)
-                  << "token " << j << " row " << r;
-            }
-          }
+          expect_within_tolerance(p, want, got, tol_per_m);
         }
       }
     }
@@ -274,17 +280,7 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
           ops_of(reference(), t).gemm(p.args(want.data()), 0, rows, 0, tokens);
           pp.form.gemm(pp.args(got.data()), 0, rows, 0, tokens);
           const double tol_per_m = (static_cast<double>(n) / packed_step_elems(t) + 16) * 0x1p-24;
-          for (int64_t j = 0; j < tokens; ++j) {
-            for (int64_t r = 0; r < rows + 3; ++r) {
-              const float g = got[j * (rows + 3) + r];
-              if (r >= rows) {
-                EXPECT_TRUE(std::isnan(g)) << "padding written at token " << j << " row " << r;
-                continue;
-              }
-              EXPECT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
-                  << "token " << j << " row " << r;
-            }
-          }
+          expect_within_tolerance(p, want, got, tol_per_m);
         }
       }
     }
