@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cstring>
 
@@ -56,22 +57,28 @@ TEST(Delay, RoundTripPaysTwoDelays) {
 
 // One step of an exchange pays the delay once, not once per peer: a decode-sized all-reduce
 // on 4 ranks costs about one delay; a large one pays one per round (2 x 3 rounds). The upper
-// bounds sit between those and what paying per peer would cost (3 and 18 delays), leaving
-// room for the copying and summing of 100k floats on a loaded machine or under TSan, and for
-// the ranks' threads starting apart (TSan once measured 2.14 delays for the small one).
+// bounds sit between those and what paying per peer would cost (3 and 18 delays). The ranks
+// meet at a thread barrier before each timed call, so a thread that starts late is not
+// counted, and the delay is long (200 ms) because what else a call costs does not shrink with
+// it: CI's TSan build once took 161 ms over the large one's 6 delays, and with two busy loops
+// beside it on 2 cores it took up to 195 ms over the small one's delay and 600 ms over the
+// large one's (1.98 and 9.0 delays, against bounds of 2.5 and 12).
 TEST(Delay, CollectivesPayOneDelayPerHop) {
-  constexpr int64_t kDelayUs = 20000;
+  constexpr int64_t kDelayUs = 200000;
   Group g = delayed(make_in_process_group(4), kDelayUs);
   std::vector<int64_t> small_us(4), large_us(4);
+  std::barrier ready(4);
   std::vector<Status> st = run_ranks(4, [&](int r) -> Status {
     std::vector<float> v(8192, static_cast<float>(r));
+    ready.arrive_and_wait();
     auto start = Clock::now();
-    COHORT_RETURN_IF_ERROR(g[static_cast<size_t>(r)]->all_reduce_sum(v.data(), v.size(), 5000));
+    COHORT_RETURN_IF_ERROR(g[static_cast<size_t>(r)]->all_reduce_sum(v.data(), v.size(), 10000));
     small_us[static_cast<size_t>(r)] = us_since(start);
     if (v[17] != 6.0f) return Status::internal("small sum");
     std::vector<float> w(100'000, static_cast<float>(r));
+    ready.arrive_and_wait();
     start = Clock::now();
-    COHORT_RETURN_IF_ERROR(g[static_cast<size_t>(r)]->all_reduce_sum(w.data(), w.size(), 5000));
+    COHORT_RETURN_IF_ERROR(g[static_cast<size_t>(r)]->all_reduce_sum(w.data(), w.size(), 10000));
     large_us[static_cast<size_t>(r)] = us_since(start);
     if (w[99'999] != 6.0f) return Status::internal("large sum");
     return Status::ok();
