@@ -82,7 +82,9 @@ enum class GemmPath { kGemm, kPerPair, kPacked };
 // (the file's layout: the packed one is the same size but for padding). Arguments: rows,
 // columns, tokens. 64 x 2048 x 64 keeps the weights in L2 (compute alone); 256 x 8192 x
 // 128 is one thread's share of a 1B model's FFN down projection for a 128-token prompt
-// (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets); 32768 x 4096 x 1
+// (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets); 8192 x 2048 x 128
+// is one thread's share of its fused FFN gate and up (4 MiB of sums, more than L2); 32768 x
+// 4096 x 1
 // is a decode step streaming weights from memory (bytes/s against `cohort bench --roofline`).
 void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, GemmPath path) {
   const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
@@ -166,6 +168,7 @@ int register_all() {
           ->Args({64, 2048, 64})
           ->Args({256, 2048, 128})
           ->Args({256, 8192, 128})
+          ->Args({8192, 2048, 128})
           ->Args({32768, 4096, 1});
     }
     for (DType t : {DType::kF16, DType::kQ8_0}) {

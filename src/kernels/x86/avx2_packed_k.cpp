@@ -27,18 +27,6 @@
 namespace cohort::kernels {
 namespace {
 
-// Decode streams each panel once: the one-token tile asks for the bytes this far ahead of
-// those it multiplies (as the Q4_0 file, whose measurements chose 1 KiB). On 1B Q4_K and
-// Q6_K (tg32, 2 threads, load ~5.6 on 2 cores) 2048 bytes did no better: 11.1-11.5 vs
-// 11.3-12.2 tok/s Q4_K, 7.9-9.6 vs 7.5-7.9 Q6_K, within the noise.
-constexpr int kDecodePrefetchBytes = 1024;
-
-inline void prefetch_lines(const uint8_t* p, int lines) {
-  for (int l = 0; l < lines; ++l) {
-    _mm_prefetch(reinterpret_cast<const char*>(p) + kDecodePrefetchBytes + 64 * l, _MM_HINT_T0);
-  }
-}
-
 // Per token super-block, what the tiles take from the activations besides their codes.
 struct TokenTerms {
   std::vector<float> d;          // the block's scale
@@ -112,12 +100,12 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                        4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_Kx8BlockBytes;
-    if constexpr (T == 1) prefetch_lines(blk, 3);
+    if constexpr (T == 1) avx2::prefetch_stream(blk, 3);
     __m256i sumi[T];
     for (int j = 0; j < T; ++j) sumi[j] = _mm256_setzero_si256();
     for (int sb = 0; sb < 8; ++sb) {
       const uint8_t* qs = blk + kQ4_Kx8QsOffset + 128 * sb;
-      if constexpr (T == 1) prefetch_lines(qs, 2);
+      if constexpr (T == 1) avx2::prefetch_stream(qs, 2);
       __m256i sum16[T];
       for (int j = 0; j < T; ++j) sum16[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -179,15 +167,15 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                        9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ6_Kx8BlockBytes;
-    if constexpr (T == 1) prefetch_lines(blk, 3);
+    if constexpr (T == 1) avx2::prefetch_stream(blk, 3);
     __m256i sumi[T];
     for (int j = 0; j < T; ++j) sumi[j] = _mm256_setzero_si256();
     for (int c = 0; c < 8; ++c) {
       const uint8_t* ql = blk + kQ6_Kx8QlOffset + 128 * c;
       const uint8_t* qh = blk + kQ6_Kx8QhOffset + 64 * c;
       if constexpr (T == 1) {
-        prefetch_lines(ql, 2);
-        prefetch_lines(qh, 1);
+        avx2::prefetch_stream(ql, 2);
+        avx2::prefetch_stream(qh, 1);
       }
       const __m256i pair = _mm256_broadcastsi128_si256(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_Kx8ScalesOffset + 16 * c)));

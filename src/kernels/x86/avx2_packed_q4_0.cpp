@@ -23,13 +23,6 @@
 namespace cohort::kernels {
 namespace {
 
-// Decode streams each panel once: the tile asks for the bytes this far ahead of the block it
-// multiplies (3 lines, a block being 144 bytes). One token's tile does too little work per
-// byte for the hardware prefetchers alone to keep memory busy. Measured with `cohort bench
-// -n 64` on 1B and 8B Q4_0 (2 threads): without it 1B made 37.8 tok/s, with it 43-45; on
-// 8B, 1024 bytes gave 6.2-6.9 tok/s, 1536 and 2048 5.9-6.0.
-constexpr int kDecodePrefetchBytes = 1024;
-
 // Tokens per tile: 4 (kernels_bench gemm_packed 256 x 2048 x 128, one thread: 4 tokens 195
 // GFLOP/s, 5 tokens 193, 6 tokens 122 (out of registers)).
 constexpr int kTokenTile = 4;
@@ -79,9 +72,7 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_0x8BlockBytes;
     if constexpr (T == 1) {
-      _mm_prefetch(reinterpret_cast<const char*>(blk) + kDecodePrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(blk) + kDecodePrefetchBytes + 64, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(blk) + kDecodePrefetchBytes + 128, _MM_HINT_T0);
+      avx2::prefetch_stream(blk, 3);
     }
     __m256i sum16[T];
     for (int j = 0; j < T; ++j) sum16[j] = _mm256_setzero_si256();

@@ -30,12 +30,6 @@
 namespace cohort::kernels {
 namespace {
 
-// Decode streams each panel once: the one-token tile asks for the bytes this far ahead of the
-// block it multiplies (all 5 lines a 272-byte block may touch). Measured on the 32768 x 4096
-// decode shape of kernels_bench (1 thread, 5 repetitions, load ~5): no prefetch 7.3 GB/s,
-// 1024 bytes 9.0, 2048 bytes 8.1; the unpacked gemm 7.4 in the same window.
-constexpr int kDecodePrefetchBytes = 1024;
-
 // Tokens per tile: 6 accumulators, 6 block sums, the weights, their magnitudes and the
 // constant 1 nearly fill the 16 ymm registers. Measured (kernels_bench, 1 thread, load ~4.6):
 // 4 tokens 128.7 / 126.1 GFLOP/s on the 256x2048x128 / 256x8192x128 shapes, 5: 133.3 /
@@ -73,10 +67,7 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x8BlockBytes;
     if constexpr (T == 1) {
-      for (int line = 0; line < 5; ++line) {
-        _mm_prefetch(reinterpret_cast<const char*>(blk) + kDecodePrefetchBytes + 64 * line,
-                     _MM_HINT_T0);
-      }
+      avx2::prefetch_stream(blk, 5);
     }
     __m256i dot[T];
     for (int j = 0; j < T; ++j) dot[j] = _mm256_setzero_si256();
