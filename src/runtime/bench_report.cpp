@@ -41,7 +41,9 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
   BenchFigures f;
   f.gbps = static_cast<double>(m.bytes_per_token + r.kv_bytes_per_token) * r.tok_s / 1e9;
   f.bw_frac = ratio(f.gbps, roof.read_gbps_n);
-  f.gflops = 2.0 * static_cast<double>(m.params_per_token) * r.tok_s / 1e9;
+  const bool prompt = r.test.starts_with("pp");
+  const uint64_t params = prompt ? m.prompt_params_per_token : m.params_per_token;
+  f.gflops = 2.0 * static_cast<double>(params) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
   return f;
 }

@@ -17,8 +17,10 @@ std::string json_string(const std::string& s);
 
 // What one test achieved against the roofline of the threads it ran on (read_gbps_n and
 // fma_gflops_n). Bandwidth counts weight bytes (ModelFacts::bytes_per_token) per token;
-// FLOP counts 2 x params_per_token per token. Both are given for every test, though
-// bandwidth is what bounds tg and FLOP/s what bounds pp.
+// FLOP counts 2 x params_per_token per token, and for a prompt test ("pp...") 2 x
+// prompt_params_per_token: a prompt's tokens do not run the output projection, only its last
+// does (that one token's FLOP are left out). Both are given for every test, though bandwidth
+// is what bounds tg and FLOP/s what bounds pp.
 struct BenchFigures {
   double gbps = 0;      // GB/s of weights (and, at depth, KV cache) read
   double bw_frac = 0;   // gbps / read_gbps_n

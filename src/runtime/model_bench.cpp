@@ -103,6 +103,8 @@ ModelFacts model_facts(const format::GgufFile& file) {
     }
     f.bytes_per_token += bytes;
     f.params_per_token += params;
+    const bool output = t.name == "output.weight" || (tied && is_embedding(t.name));
+    if (!output) f.prompt_params_per_token += params;
   }
   uint64_t most = 0;
   for (const auto& [type, bytes] : matrix_bytes) {

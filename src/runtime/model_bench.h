@@ -35,6 +35,8 @@ struct ModelFacts {
                                   // (n_expert_used of n_expert: the active parameters)
   uint64_t params_per_token = 0;  // matrix elements multiplied per token, same rule: a
                                   // forward costs 2 x params_per_token FLOP (attention aside)
+  uint64_t prompt_params_per_token = 0;  // the same less the output projection, which a
+                                         // prompt runs for its last token only
 };
 
 ModelFacts model_facts(const format::GgufFile& file);

@@ -36,6 +36,10 @@ TEST(ModelBench, FactsAndRunOnStories) {
   EXPECT_EQ(f.bytes_per_token, tied ? total : total - embd->bytes);
   EXPECT_GT(f.params_per_token, 0u);
   EXPECT_LE(f.params_per_token * 4, f.bytes_per_token);  // f32: 4 bytes per parameter
+  // A prompt token multiplies everything but the output projection (the embedding table
+  // when tied): vocabulary x dim fewer.
+  const auto* out = tied ? embd : file->find_tensor("output.weight");
+  EXPECT_EQ(f.prompt_params_per_token, f.params_per_token - out->n_elements());
 
   ThreadPool pool(2);
   BenchOptions o;
@@ -144,6 +148,12 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   EXPECT_DOUBLE_EQ(f.bw_frac, 0.5);    // of 1.6 GB/s
   EXPECT_DOUBLE_EQ(f.gflops, 1.0);     // 2 x 500 x 1e6
   EXPECT_DOUBLE_EQ(f.fma_frac, 0.25);  // of 4 GFLOP/s
+  // A prompt test counts the prompt's parameters (no output projection per token).
+  m.prompt_params_per_token = 400;
+  BenchResult pp = r;
+  pp.test = "pp128";
+  EXPECT_DOUBLE_EQ(bench_figures(m, pp, roof).gflops, 0.8);  // 2 x 400 x 1e6
+  EXPECT_DOUBLE_EQ(bench_figures(m, r, roof).gflops, 1.0);   // tg still counts all 500
   const auto j = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["model"], m.name);
