@@ -26,7 +26,19 @@ struct BenchConfig {
   bool no_pack = false;
   bool huge_pages = false;
   std::string kv_type = "f16";
+  std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
 };
+
+// The kernel table named `isa` among those this CPU runs, or null (the names it runs in
+// *names).
+const kernels::KernelTable* table_named(const std::string& isa, std::string* names) {
+  for (const kernels::KernelTable* t : kernels::available()) {
+    if (t == nullptr) continue;
+    if (isa == t->isa) return t;
+    *names += (names->empty() ? "" : ", ") + std::string(t->isa);
+  }
+  return nullptr;
+}
 
 int usage_error(const char* message) {
   std::fprintf(stderr, "error: bench: %s\n", message);
@@ -57,8 +69,19 @@ int bench(const BenchConfig& cfg) {
     std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
     return 1;
   }
-  // --no-gemm: the table without batched kernels, so prompts take the per-pair path.
+  // --isa: another table this CPU runs, for comparing kernels on the same model and minutes.
   kernels::KernelTable kt = kernels::best();
+  if (!cfg.isa.empty()) {
+    std::string names;
+    const kernels::KernelTable* t = table_named(cfg.isa, &names);
+    if (t == nullptr) {
+      std::fprintf(stderr, "error: bench: no %s kernels on this CPU (it runs: %s)\n",
+                   cfg.isa.c_str(), names.c_str());
+      return 2;
+    }
+    kt = *t;
+  }
+  // --no-gemm: the table without batched kernels, so prompts take the per-pair path.
   if (cfg.no_gemm) {
     for (kernels::TypeOps& ops : kt.types) ops.gemm = nullptr;
   }
@@ -81,10 +104,15 @@ int bench(const BenchConfig& cfg) {
     return 1;
   }
   const int threads = pool.size();
+  // The tests' lines name the kernels that ran them (the roofline's probes are the best
+  // table's, whichever --isa chose).
+  runtime::Roofline test_roof = roof;
+  test_roof.isa = kt.isa;
   if (!cfg.json) std::fputs(runtime::bench_table_header().c_str(), stdout);
   for (const runtime::BenchResult& r : *results) {
-    const std::string line = cfg.json ? runtime::bench_json_line(facts, threads, r, roof) + "\n"
-                                      : runtime::bench_table_row(facts, threads, r, roof);
+    const std::string line = cfg.json
+                                 ? runtime::bench_json_line(facts, threads, r, test_roof) + "\n"
+                                 : runtime::bench_table_row(facts, threads, r, test_roof);
     std::fputs(line.c_str(), stdout);
   }
   if (usage.n_expert > 0) {
@@ -129,6 +157,8 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "Prompts without the batched kernels (one dot product per row and token)");
   cmd->add_flag("--no-pack", cfg->no_pack,
                 "Multiply the weights in the file's layout instead of packed panels of rows");
+  cmd->add_option("--isa", cfg->isa,
+                  "Kernels to run instead of the best this CPU has: ref, avx2 or avx2_vnni");
   add_bench_cluster_command(*cmd, runner);
   // CLI11 runs this callback after the subcommand's: leave `bench cluster` its runner.
   cmd->callback([cfg, cmd, runner] {

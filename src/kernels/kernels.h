@@ -126,7 +126,8 @@ struct KernelTable {
 const KernelTable& best();
 // The scalar reference table: the specification every variant is tested against.
 const KernelTable& reference();
-// Tables for every ISA this CPU can run, reference first (for tests and benchmarks).
-std::array<const KernelTable*, 2> available();
+// Tables for every ISA this CPU can run, reference first (for tests and benchmarks): ref,
+// avx2, avx2_vnni (the avx2 table with AVX-VNNI products); null where the CPU lacks the ISA.
+std::array<const KernelTable*, 3> available();
 
 }  // namespace cohort::kernels

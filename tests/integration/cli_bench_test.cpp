@@ -110,6 +110,24 @@ TEST(CliBench, NoGemmAndPromptOnly) {
   EXPECT_GT(lines[0].value("tok_s", 0.0), 0.0) << r.out;
 }
 
+// --isa runs another table this CPU has (ref always), and its lines say so; an unknown name
+// is an argument error that lists the tables there are.
+TEST(CliBench, IsaChoosesTheKernels) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  auto r = run_command(kBin + " bench -m " + kModel + " -t 1 -p 4 -n 2 -r 1 --isa ref --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const nlohmann::json& line : lines) {
+    EXPECT_EQ(line.value("isa", ""), "ref") << r.out;
+    EXPECT_GT(line.value("tok_s", 0.0), 0.0) << r.out;
+  }
+  auto bad = run_command(kBin + " bench -m " + kModel + " -n 2 --isa sse9 2>&1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("no sse9 kernels"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("ref"), std::string::npos) << bad.out;
+}
+
 TEST(CliBench, RooflineAlone) {
   auto r = run_command(kBin + " bench --roofline -t 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;

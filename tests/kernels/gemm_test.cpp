@@ -290,6 +290,34 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
   }
 }
 
+// The AVX-VNNI table's products give the AVX2 table's bits: the same exact integer dot per
+// block (vpdpbusd instead of maddubs + add + madd), then the same float operations. Covers
+// 1..9 tokens (every tile size and the one- and two-token chains) and a partial panel; the
+// quantized random rows reach their end codes (q4_0's 0, q8_0's +-127) in every block.
+TEST(PackedGemm, AvxVnniGivesTheAvx2Bits) {
+  const KernelTable* avx2 = available()[1];
+  const KernelTable* vnni = available()[2];
+  if (vnni == nullptr) GTEST_SKIP() << "this CPU has no AVX-VNNI";
+  ASSERT_NE(avx2, nullptr);
+  int compared = 0;
+  for (DType t : kGemmTypes) {
+    if (ops_of(*vnni, t).packed.gemm == ops_of(*avx2, t).packed.gemm) continue;
+    ++compared;
+    for (const float scale : {1.0f, 1e-3f}) {
+      const Problem p(t, 1024 + 64, 3 * 8 + 5, 9, 21, scale);
+      const PackedProblem pp(p, *avx2);
+      for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
+        std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+        ops_of(*avx2, t).packed.gemm(pp.args(want.data()), 0, p.rows, 0, tokens);
+        ops_of(*vnni, t).packed.gemm(pp.args(got.data()), 0, p.rows, 0, tokens);
+        EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+            << dtype_name(t) << " tokens=" << tokens << " scale=" << scale;
+      }
+    }
+  }
+  EXPECT_GT(compared, 0) << "the avx2_vnni table replaces no packed product";
+}
+
 // Panel-aligned row pieces and any token pieces (as threads and batches split them), and each
 // token alone, give the bits of one call over everything.
 TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {

@@ -4,7 +4,8 @@
 // of its activations at a time against all 8 rows, so one maddubs does 32 multiplies of 8
 // rows where the row-major tiles needed a horizontal sum per row at the end and a scale
 // conversion per row and block. sum (q - 8) a = sum q a - 8 sum a: the second term is one
-// integer per token block, taken once per call.
+// integer per token block, taken once per call. On a CPU with AVX-VNNI the avx2_vnni table
+// runs the same tile with vpdpbusd (panel_tile's kVnni).
 //
 // Exactness and determinism: per block, the 8 maddubs of a row add at most 16 products of
 // 15 * 127 in int16 (<= 30480), then int32; the block's integer dot is exact. A (row,
@@ -57,10 +58,16 @@ const TokenBlockTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   return terms;
 }
 
-// One panel (8 rows at row r) x tokens t .. t + T - 1 (terms of token t at tk).
-template <int T>
+// One panel (8 rows at row r) x tokens t .. t + T - 1 (terms of token t at tk). With kVnni
+// (the avx2_vnni table) a block's products go through vpdpbusd, which multiplies a lane's 4
+// byte pairs and adds them into int32 in one instruction where maddubs, the int16 add and the
+// final madd took three; the block's integer dot is the same exact integer either way, so the
+// float operations and every result's bits are the same. One or two tokens then keep two
+// int32 chains per token, so that a block's 8 vpdpbusd do not wait on each other's latency.
+template <int T, bool kVnni>
 inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                        const float* td, const int32_t* toff, int64_t nb) {
+  constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
   const BlockQ8_0* a[T];
   for (int j = 0; j < T; ++j) {
     a[j] =
@@ -71,11 +78,12 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_0x8BlockBytes;
-    if constexpr (T == 1) {
-      avx2::prefetch_stream(blk, 3);
+    if constexpr (T == 1) avx2::prefetch_stream(blk, 3);
+    // Per token: int16 sums of maddubs pairs, or with kVnni int32 lane sums.
+    __m256i sum[T][kChains];
+    for (int j = 0; j < T; ++j) {
+      for (int c = 0; c < kChains; ++c) sum[j][c] = _mm256_setzero_si256();
     }
-    __m256i sum16[T];
-    for (int j = 0; j < T; ++j) sum16[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int grp = 0; grp < 4; ++grp) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * grp));
@@ -84,16 +92,23 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
         const int8_t* q = a[j][b].qs + 8 * grp;
-        sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
-        sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
-        avx2::keep_in_register(sum16[j]);
+        __m256i& s = sum[j][grp % kChains];
+        if constexpr (kVnni) {
+          s = avx2::dpbusd(s, lo, avx2::broadcast4(q));
+          s = avx2::dpbusd(s, hi, avx2::broadcast4(q + 4));
+        } else {
+          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
+          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+          avx2::keep_in_register(s);
+        }
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
 #pragma GCC unroll 4
     for (int j = 0; j < T; ++j) {
-      const __m256i dot =
-          _mm256_sub_epi32(_mm256_madd_epi16(sum16[j], ones), _mm256_set1_epi32(toff[j * nb + b]));
+      __m256i dot = kVnni ? sum[j][0] : _mm256_madd_epi16(sum[j][0], ones);
+      if constexpr (kChains == 2) dot = _mm256_add_epi32(dot, sum[j][1]);
+      dot = _mm256_sub_epi32(dot, _mm256_set1_epi32(toff[j * nb + b]));
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(td[j * nb + b]));
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[j]);
     }
@@ -102,24 +117,29 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
 }
 
+template <bool kVnni>
 void gemm_packed_q4_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t nb = g.n / kQK;
   const TokenBlockTerms& terms = token_terms(g, t0, t1);
   avx2::for_each_panel_tile<kQ4_0PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const size_t k = static_cast<size_t>((t - t0) * nb);
-        panel_tile<T>(g, panel, r, r1, t, &terms.d[k], &terms.offset[k], nb);
+        panel_tile<T, kVnni>(g, panel, r, r1, t, &terms.d[k], &terms.offset[k], nb);
       });
 }
 
 }  // namespace
+
+void fill_avxvnni_packed_q4_0(KernelTable& t) {
+  t.types[static_cast<uint32_t>(DType::kQ4_0)].packed.gemm = gemm_packed_q4_0<true>;
+}
 
 void fill_avx2_packed_q4_0(KernelTable& t) {
   TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kQ4_0)].packed;
   p.panel_rows = kQ4_0PanelRows;
   p.panel_bytes = q4_0x8_panel_bytes;
   p.pack_panel = pack_q4_0x8;
-  p.gemm = gemm_packed_q4_0;
+  p.gemm = gemm_packed_q4_0<false>;
 }
 
 }  // namespace cohort::kernels

@@ -155,6 +155,15 @@ inline __m256i broadcast4(const void* p) {
   return _mm256_set1_epi32(v);
 }
 
+// s + in each int32 lane the sum of its 4 byte products u8(a) x s8(b): AVX-VNNI's vpdpbusd
+// (VEX form), exact. Written as inline asm so that these files stay compiled for AVX2 alone:
+// only a kernel of the avx2_vnni table calls it, and that table exists only on a CPU with
+// AVX-VNNI (kernels::cpu_has_avx_vnni). The asm also keeps s in a register.
+inline __m256i dpbusd(__m256i s, __m256i a, __m256i b) {
+  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(s) : "x"(a), "x"(b));
+  return s;
+}
+
 // An empty barrier pinning v to a register. Without it GCC reassociates a packed tile's
 // running integer sums (one per token) into trees and spills their partial products to the
 // stack; pinned, each sum stays one chain in a register.
