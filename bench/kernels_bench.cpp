@@ -84,8 +84,8 @@ enum class GemmPath { kGemm, kPerPair, kPacked };
 // 128 is one thread's share of a 1B model's FFN down projection for a 128-token prompt
 // (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets); 8192 x 2048 x 128
 // is one thread's share of its fused FFN gate and up (4 MiB of sums, more than L2); 32768 x
-// 4096 x 1
-// is a decode step streaming weights from memory (bytes/s against `cohort bench --roofline`).
+// 4096 x 1 is a decode step streaming weights from memory (bytes/s against `cohort bench
+// --roofline`).
 void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, GemmPath path) {
   const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
   const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];

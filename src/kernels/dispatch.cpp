@@ -51,10 +51,12 @@ KernelTable make_avx2_vnni() {
   return t;
 }
 
+// Built only where it runs: best() asks for it first on every CPU.
 const KernelTable* avx2_vnni_table() {
 #if defined(__x86_64__)
+  if (avx2_table() == nullptr || !cpu_has_avx_vnni()) return nullptr;
   static const KernelTable t = make_avx2_vnni();
-  return cpu_has_avx2_fma_f16c() && cpu_has_avx_vnni() ? &t : nullptr;
+  return &t;
 #else
   return nullptr;
 #endif
