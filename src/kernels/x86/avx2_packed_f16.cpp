@@ -5,9 +5,10 @@
 //
 // Decode (one token) streams the panels from memory: several panels at once, each column
 // converted (vcvtph2ps) and multiplied as it arrives, with software prefetch ahead. A prompt
-// converts a chunk of columns of a panel to f32 once, into a buffer that stays in L1, and a
-// register-blocked tile of 6 tokens x 16 rows (12 accumulators) walks it for every token
-// tile, so the conversion is paid once per panel chunk instead of once per token tile.
+// walks a chunk of columns of a panel with a register-blocked tile of 6 tokens x 16 rows (12
+// accumulators) per token tile; the first tile converts the chunk to f32 as it goes, into a
+// buffer that stays in L1 for the others, so the conversion is paid once per panel chunk
+// instead of once per token tile.
 //
 // Exactness and determinism: every (row, token) pair has ONE float accumulator, starting at
 // +0.0 and updated k = 0, 1, ..., n-1 in order with fma(w[k], a[k], acc), w[k] the half
@@ -15,6 +16,7 @@
 // accumulators in memory between chunks, which keeps their bits), so a row's result does not
 // depend on its panel's other rows, the token tile, the batch or the split between threads.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -120,28 +122,42 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
   }
 }
 
-// Where a panel's accumulators live between chunks: token t's 16 rows at at + t * stride
-// floats (t counted from the call's first token).
-struct PanelAccumulators {
-  float* at;
-  int64_t stride;
+// One chunk of a panel: `cols` columns from src (halves), converted to f32 at wf by the first
+// token tile that runs on it (kConvert) and read from there by the others.
+struct Chunk {
+  const uint8_t* src;
+  float* wf;
+  int64_t cols;
 };
 
-// T tokens (activations a[j] at the chunk's first column) x the 16 rows of one converted
-// chunk wf of `cols` columns, continuing the sums at acc (token j's rows at acc + j * stride).
-template <int T>
-inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, float* acc,
-                        int64_t stride) {
+// T tokens (activations a[j] at the chunk's first column) x the 16 rows of one chunk. The
+// sums start at +0.0 when `in` is null, else continue token j's sums at in + j * in_stride;
+// they end at out + j * out_stride, of which only the first `rows` rows are stored (a last
+// panel's padding rows never reach y). Converting inside the first tile rather than in a loop
+// of its own lets the conversion's loads (from L2 at best: the chunk was only prefetched)
+// overlap with that tile's FMAs instead of stalling in front of them.
+template <int T, bool kConvert>
+inline void prompt_tile(const Chunk& ch, const float* const* a, const float* in, int64_t in_stride,
+                        float* out, int64_t out_stride, int64_t rows) {
   __m256 lo[T], hi[T];
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
-    lo[j] = _mm256_loadu_ps(acc + j * stride);
-    hi[j] = _mm256_loadu_ps(acc + j * stride + 8);
+    lo[j] = in ? _mm256_loadu_ps(in + j * in_stride) : _mm256_setzero_ps();
+    hi[j] = in ? _mm256_loadu_ps(in + j * in_stride + 8) : _mm256_setzero_ps();
   }
+  float* wf = ch.wf;
 #pragma GCC unroll 4
-  for (int64_t c = 0; c < cols; ++c) {
-    const __m256 w_lo = _mm256_load_ps(wf + c * kF16PanelRows);
-    const __m256 w_hi = _mm256_load_ps(wf + c * kF16PanelRows + 8);
+  for (int64_t c = 0; c < ch.cols; ++c) {
+    __m256 w_lo, w_hi;
+    if constexpr (kConvert) {
+      w_lo = load_halves8(ch.src + c * kColBytes);
+      w_hi = load_halves8(ch.src + c * kColBytes + 16);
+      _mm256_store_ps(wf + c * kF16PanelRows, w_lo);
+      _mm256_store_ps(wf + c * kF16PanelRows + 8, w_hi);
+    } else {
+      w_lo = _mm256_load_ps(wf + c * kF16PanelRows);
+      w_hi = _mm256_load_ps(wf + c * kF16PanelRows + 8);
+    }
 #pragma GCC unroll 8
     for (int j = 0; j < T; ++j) {
       const __m256 ak = _mm256_broadcast_ss(a[j] + c);
@@ -150,49 +166,38 @@ inline void prompt_tile(const float* wf, int64_t cols, const float* const* a, fl
     }
   }
 #pragma GCC unroll 8
-  for (int j = 0; j < T; ++j) {
-    _mm256_storeu_ps(acc + j * stride, lo[j]);
-    _mm256_storeu_ps(acc + j * stride + 8, hi[j]);
-  }
+  for (int j = 0; j < T; ++j) store_rows(out + j * out_stride, lo[j], hi[j], rows);
 }
 
-// Tokens [t, t + T) of the call (first token t0) over the chunk at column k0.
-template <int T>
-inline void prompt_tokens(const GemmArgs& g, const float* wf, int64_t k0, int64_t cols, int64_t t,
-                          int64_t t0, PanelAccumulators acc) {
+// Where one panel's sums come from and go to for a chunk: token i of the block (i counted
+// from the block's first token) reads in + i * in_stride (nothing when in is null: the first
+// chunk) and writes out + i * out_stride, rows of them.
+struct PanelSums {
+  const float* in;
+  int64_t in_stride;
+  float* out;
+  int64_t out_stride;
+  int64_t rows;
+};
+
+// Block tokens [i, i + T) over the chunk: their activations at act + i * act_stride floats.
+template <int T, bool kConvert>
+void prompt_tokens(const Chunk& ch, const float* act, int64_t act_stride, int64_t i,
+                   const PanelSums& s) {
   const float* a[T];
 #pragma GCC unroll 8
-  for (int j = 0; j < T; ++j) {
-    a[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride) +
-           k0;
-  }
-  prompt_tile<T>(wf, cols, a, acc.at + (t - t0) * acc.stride, acc.stride);
+  for (int j = 0; j < T; ++j) a[j] = act + (i + j) * act_stride;
+  prompt_tile<T, kConvert>(ch, a, s.in ? s.in + i * s.in_stride : nullptr, s.in_stride,
+                           s.out + i * s.out_stride, s.out_stride, s.rows);
 }
 
-// As prompt_tokens<count>, count in 1..kPromptTokens.
-inline void prompt_tokens(int count, const GemmArgs& g, const float* wf, int64_t k0, int64_t cols,
-                          int64_t t, int64_t t0, PanelAccumulators acc) {
-  switch (count) {
-    case 6:
-      prompt_tokens<6>(g, wf, k0, cols, t, t0, acc);
-      break;
-    case 5:
-      prompt_tokens<5>(g, wf, k0, cols, t, t0, acc);
-      break;
-    case 4:
-      prompt_tokens<4>(g, wf, k0, cols, t, t0, acc);
-      break;
-    case 3:
-      prompt_tokens<3>(g, wf, k0, cols, t, t0, acc);
-      break;
-    case 2:
-      prompt_tokens<2>(g, wf, k0, cols, t, t0, acc);
-      break;
-    default:
-      prompt_tokens<1>(g, wf, k0, cols, t, t0, acc);
-      break;
-  }
-}
+using PromptTokensFn = void (*)(const Chunk&, const float*, int64_t, int64_t, const PanelSums&);
+
+// prompt_tokens by [kConvert][token count - 1], counts 1..kPromptTokens.
+template <bool kConvert>
+constexpr std::array<PromptTokensFn, kPromptTokens> kPromptTiles = {
+    prompt_tokens<1, kConvert>, prompt_tokens<2, kConvert>, prompt_tokens<3, kConvert>,
+    prompt_tokens<4, kConvert>, prompt_tokens<5, kConvert>, prompt_tokens<6, kConvert>};
 
 // The next tile's token count when `left` tokens remain: full tiles, but 7..9 split in two
 // tiles of 3..5 instead of 6 + 1..3, because a tile of 1-2 tokens has too few accumulator
@@ -202,13 +207,13 @@ inline int tile_tokens(int64_t left) {
   return static_cast<int>(std::min<int64_t>(left, kPromptTokens));
 }
 
-// Accumulators of a last panel that the matrix does not fill (its padding rows must not reach
-// y): [token][16 rows], zeroed, per thread and grown to the largest call seen.
-float* partial_panel_accumulators(int64_t tokens) {
+// Sums of the panels between chunks, [panel][token][16 rows]: per thread, grown to the
+// largest call seen. In y a panel's tokens lie y_stride apart (64 KiB for a 16384-row
+// output), which puts all of them in the same few L1 and L2 sets; here they are consecutive
+// lines that the tiles walk in order.
+float* chunk_sums(int64_t floats) {
   thread_local std::vector<float> storage;
-  const auto floats = static_cast<size_t>(tokens * kF16PanelRows);
-  if (storage.size() < floats) storage.resize(floats);
-  std::fill(storage.begin(), storage.begin() + static_cast<std::ptrdiff_t>(floats), 0.0f);
+  if (storage.size() < static_cast<size_t>(floats)) storage.resize(static_cast<size_t>(floats));
   return storage.data();
 }
 
@@ -225,32 +230,29 @@ inline int64_t prefetch_chunk_lines(const uint8_t* p, int64_t line, int64_t coun
   return line;
 }
 
-// Tokens [t0, t1) x panels [p_begin, p_end). Full panels sum straight in y (zeroed first: +0.0
-// starts every pair's sum); a partial last panel sums in a side buffer copied out at the end.
+// Tokens [t0, t1) x panels [p_begin, p_end). The first chunk starts every pair's sum at +0.0,
+// the last one stores the sums in y (a last panel's padding rows never reach it), and between
+// chunks they wait in chunk_sums.
 void prompt_block(const GemmArgs& g, int64_t p_begin, int64_t p_end, int64_t r1, int64_t t0,
                   int64_t t1) {
-  const int64_t r0 = p_begin * kF16PanelRows;
-  const bool partial = p_end * kF16PanelRows > r1;
-  const int64_t full_end = partial ? p_end - 1 : p_end;
-  for (int64_t t = t0; t < t1; ++t) {
-    std::fill(g.y + t * g.y_stride + r0, g.y + t * g.y_stride + full_end * kF16PanelRows, 0.0f);
-  }
-  float* side = partial ? partial_panel_accumulators(t1 - t0) : nullptr;
+  const int64_t tokens = t1 - t0, panel_floats = tokens * kF16PanelRows;
+  float* sums = g.n > kChunkCols ? chunk_sums((p_end - p_begin) * panel_floats) : nullptr;
+  const float* act =
+      reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + t0 * g.a_stride);
+  const auto act_stride = static_cast<int64_t>(g.a_stride / sizeof(float));
   alignas(64) float wf[kChunkCols * kF16PanelRows];
   // Chunks outside, panels inside: a chunk of every token's activations stays in L2 while the
   // panels pass.
   for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
     const int64_t cols = std::min(kChunkCols, g.n - k0);
+    const bool first = k0 == 0, last = k0 + cols == g.n;
     for (int64_t p = p_begin; p < p_end; ++p) {
       const uint8_t* src = static_cast<const uint8_t*>(g.w) + p * g.w_stride + k0 * kColBytes;
-      for (int64_t c = 0; c < cols; ++c) {
-        _mm256_store_ps(wf + c * kF16PanelRows, load_halves8(src + c * kColBytes));
-        _mm256_store_ps(wf + c * kF16PanelRows + 8, load_halves8(src + c * kColBytes + 16));
-      }
+      const Chunk chunk{src, wf, cols};
       // The chunk converted next (this chunk of the next panel, else the next chunk of the
       // first) comes from memory: its lines are asked for a few per tile while this chunk's
-      // tiles run, which the conversion above otherwise waited for (1B F16 pp128, 2 threads:
-      // 74-77 tok/s without, 81-83 with).
+      // tiles run, which the first tile's conversion otherwise waits for (stop 17, 1B F16
+      // pp128, 2 threads: 74-77 tok/s without, 81-83 with).
       const bool next_panel = p + 1 < p_end;
       const uint8_t* next = next_panel ? src + g.w_stride
                                        : static_cast<const uint8_t*>(g.w) + p_begin * g.w_stride +
@@ -258,22 +260,18 @@ void prompt_block(const GemmArgs& g, int64_t p_begin, int64_t p_end, int64_t r1,
       const int64_t next_cols = next_panel ? cols : std::min(kChunkCols, g.n - k0 - cols);
       const int64_t next_lines = (next_cols * kColBytes + 63) / 64;
       int64_t line = 0;
-      const PanelAccumulators acc =
-          p < full_end ? PanelAccumulators{g.y + t0 * g.y_stride + p * kF16PanelRows, g.y_stride}
-                       : PanelAccumulators{side, kF16PanelRows};
-      for (int64_t t = t0; t < t1;) {
-        const int take = tile_tokens(t1 - t);
+      float* panel_sums = sums ? sums + (p - p_begin) * panel_floats : nullptr;
+      const PanelSums s{first ? nullptr : panel_sums, kF16PanelRows,
+                        last ? g.y + t0 * g.y_stride + p * kF16PanelRows : panel_sums,
+                        last ? g.y_stride : kF16PanelRows,
+                        last ? std::min(kF16PanelRows, r1 - p * kF16PanelRows) : kF16PanelRows};
+      for (int64_t i = 0; i < tokens;) {
+        const int take = tile_tokens(tokens - i);
         line = prefetch_chunk_lines(next, line, kPrefetchLinesPerTile, next_lines);
-        prompt_tokens(take, g, wf, k0, cols, t, t0, acc);
-        t += take;
+        (i == 0 ? kPromptTiles<true> : kPromptTiles<false>)[take - 1](chunk, act + k0, act_stride,
+                                                                      i, s);
+        i += take;
       }
-    }
-  }
-  if (partial) {
-    const int64_t r = full_end * kF16PanelRows;
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* sums = side + (t - t0) * kF16PanelRows;
-      std::copy(sums, sums + (r1 - r), g.y + t * g.y_stride + r);
     }
   }
 }
