@@ -17,14 +17,16 @@ namespace cohort::kernels::avx2 {
 // the bytes this far ahead of those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 ->
 // 43-45 tok/s with it (stop 16). Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192
 // into L2 on all five packed types (1B, tg64, 2 threads, interleaved runs): every setting
-// within 5% of the others, the order changing from round to round; kept as it was.
+// within 5% of the others, the order changing from round to round; kept as it was. Q6_K, which
+// reads two places of a block at once, takes whole blocks instead (kQ6_KDecodeAhead).
 constexpr int kDecodePrefetchBytes = 1024;
 
-// Asks for `lines` 64-byte lines from kDecodePrefetchBytes past p. A prefetch never faults, so
-// p may be near the end of the weights.
+// Asks for `lines` 64-byte lines from kAhead bytes past p. A prefetch never faults, so p may
+// be near the end of the weights.
+template <int64_t kAhead = kDecodePrefetchBytes>
 inline void prefetch_stream(const void* p, int lines) {
   for (int l = 0; l < lines; ++l) {
-    _mm_prefetch(static_cast<const char*>(p) + kDecodePrefetchBytes + 64 * l, _MM_HINT_T0);
+    _mm_prefetch(static_cast<const char*>(p) + kAhead + 64 * l, _MM_HINT_T0);
   }
 }
 
