@@ -48,6 +48,7 @@ KernelTable make_avx2_vnni() {
   t.isa = "avx2_vnni";
   fill_avxvnni_packed_q4_0(t);
   fill_avxvnni_packed_q8_0(t);
+  fill_avxvnni_packed_k(t);
   return t;
 }
 

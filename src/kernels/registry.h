@@ -28,6 +28,7 @@ void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
 // compiled for AVX2: the one VNNI instruction is inline asm, avx2::dpbusd).
 void fill_avxvnni_packed_q4_0(KernelTable& t);  // x86/avx2_packed_q4_0.cpp
 void fill_avxvnni_packed_q8_0(KernelTable& t);  // x86/avx2_packed_q8_0.cpp
+void fill_avxvnni_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K
 
 bool cpu_has_avx2_fma_f16c();
 bool cpu_has_avx_vnni();  // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)

@@ -293,7 +293,8 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
 // The AVX-VNNI table's products give the AVX2 table's bits: the same exact integer dot per
 // block (vpdpbusd instead of maddubs + add + madd), then the same float operations. Covers
 // 1..9 tokens (every tile size and the one- and two-token chains) and a partial panel; the
-// quantized random rows reach their end codes (q4_0's 0, q8_0's +-127) in every block.
+// quantized random rows reach their end codes (q4_0's 0, q8_0's +-127) in every block; q4_K
+// is taken at 1024 columns, its super-blocks being 256.
 TEST(PackedGemm, AvxVnniGivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* vnni = available()[2];
@@ -304,7 +305,7 @@ TEST(PackedGemm, AvxVnniGivesTheAvx2Bits) {
     if (ops_of(*vnni, t).packed.gemm == ops_of(*avx2, t).packed.gemm) continue;
     ++compared;
     for (const float scale : {1.0f, 1e-3f}) {
-      const Problem p(t, 1024 + 64, 3 * 8 + 5, 9, 21, scale);
+      const Problem p(t, is_k_quant(t) ? 1024 : 1024 + 64, 3 * 8 + 5, 9, 21, scale);
       const PackedProblem pp(p, *avx2);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
         std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);

@@ -88,9 +88,14 @@ inline void store_tile(const GemmArgs& g, const __m256 (&acc)[T], int64_t r, int
 }
 
 // One Q4_Kx8 panel (8 rows at row r) x tokens t .. t + T - 1 (their terms from index first).
-template <int T>
+// With kVnni (the avx2_vnni table) a sub-block's products go through vpdpbusd into int32
+// lane sums (two chains for one or two tokens: its latency is longer than the add's), which
+// take the sub-block's scale by an int32 multiply: the same exact integer as the int16 sums
+// and madd, so the same bits.
+template <int T, bool kVnni>
 void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
+  constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[T] = {};
   const __m256i low = _mm256_set1_epi8(0x0F);
@@ -106,8 +111,11 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
     for (int sb = 0; sb < 8; ++sb) {
       const uint8_t* qs = blk + kQ4_Kx8QsOffset + 128 * sb;
       if constexpr (T == 1) avx2::prefetch_stream(qs, 2);
-      __m256i sum16[T];
-      for (int j = 0; j < T; ++j) sum16[j] = _mm256_setzero_si256();
+      // Per token: int16 sums of maddubs pairs, or with kVnni int32 lane sums.
+      __m256i part[T][kChains];
+      for (int j = 0; j < T; ++j) {
+        for (int c = 0; c < kChains; ++c) part[j][c] = _mm256_setzero_si256();
+      }
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * grp));
@@ -116,17 +124,34 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 #pragma GCC unroll 4
         for (int j = 0; j < T; ++j) {
           const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
-          sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
-          sum16[j] = _mm256_add_epi16(sum16[j], _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
-          avx2::keep_in_register(sum16[j]);
+          if constexpr (kVnni) {
+            part[j][0] = avx2::dpbusd(part[j][0], lo, avx2::broadcast4(q));
+            part[j][kChains - 1] = avx2::dpbusd(part[j][kChains - 1], hi, avx2::broadcast4(q + 4));
+          } else {
+            __m256i& s16 = part[j][0];
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+            avx2::keep_in_register(s16);
+          }
         }
       }
-      int64_t scales8;
-      __builtin_memcpy(&scales8, blk + kQ4_Kx8ScalesOffset + 8 * sb, 8);
-      const __m256i sc = _mm256_shuffle_epi8(_mm256_set1_epi64x(scales8), scale_pairs);
+      const uint8_t* scales = blk + kQ4_Kx8ScalesOffset + 8 * sb;
+      if constexpr (kVnni) {
+        const __m256i sc =
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));
 #pragma GCC unroll 4
-      for (int j = 0; j < T; ++j)
-        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(sum16[j], sc));
+        for (int j = 0; j < T; ++j) {
+          const __m256i dot = kChains == 2 ? _mm256_add_epi32(part[j][0], part[j][1]) : part[j][0];
+          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_mullo_epi32(dot, sc));
+        }
+      } else {
+        int64_t scales8;
+        __builtin_memcpy(&scales8, scales, 8);
+        const __m256i sc = _mm256_shuffle_epi8(_mm256_set1_epi64x(scales8), scale_pairs);
+#pragma GCC unroll 4
+        for (int j = 0; j < T; ++j)
+          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(part[j][0], sc));
+      }
     }
     __m256i mins[4];
     for (int k = 0; k < 4; ++k) {
@@ -245,8 +270,9 @@ void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
       });
 }
 
+template <bool kVnni>
 void gemm_packed_q4_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  gemm_panels<8>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q4_k_tile<T>(args...); });
+  gemm_panels<8>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q4_k_tile<T, kVnni>(args...); });
 }
 
 void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
@@ -260,12 +286,16 @@ void fill_avx2_packed_k(KernelTable& t) {
   q4k.panel_rows = kQ4_KPanelRows;
   q4k.panel_bytes = q4_kx8_panel_bytes;
   q4k.pack_panel = pack_q4_kx8;
-  q4k.gemm = gemm_packed_q4_k;
+  q4k.gemm = gemm_packed_q4_k<false>;
   TypeOps::Packed& q6k = t.types[static_cast<uint32_t>(DType::kQ6_K)].packed;
   q6k.panel_rows = kQ6_KPanelRows;
   q6k.panel_bytes = q6_kx8_panel_bytes;
   q6k.pack_panel = pack_q6_kx8;
   q6k.gemm = gemm_packed_q6_k;
+}
+
+void fill_avxvnni_packed_k(KernelTable& t) {
+  t.types[static_cast<uint32_t>(DType::kQ4_K)].packed.gemm = gemm_packed_q4_k<true>;
 }
 
 }  // namespace cohort::kernels
