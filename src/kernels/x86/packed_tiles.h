@@ -1,6 +1,6 @@
-// What every packed AVX2 gemm shares (only kernels/x86 files include it): the decode prefetch,
-// and the loop over the panels of a packed matrix, each in tiles of kTile tokens and one tile
-// of the rest.
+// What every packed AVX2 gemm shares (only kernels/x86 files include it): the decode prefetch
+// (which the read probe of avx2_probes.cpp takes too), and the loop over the panels of a
+// packed matrix, each in tiles of kTile tokens and one tile of the rest.
 #pragma once
 
 #include <immintrin.h>
