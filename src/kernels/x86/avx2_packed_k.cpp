@@ -6,7 +6,9 @@
 // with the sub-block's scales (each row's scale in both int16 halves of its lane) gives
 // scale * dot in int32. The mins term sum_j min_j * bsum_j is 4 madds per super-block of the
 // unpacked mins with pairs of the token's sub-block sums. Per super-block and token: one fma
-// with d_w * d_a and one with dmin_w * d_a.
+// with d_w * d_a and one with dmin_w * d_a. On a CPU with AVX-VNNI the avx2_vnni table runs
+// the same Q4_K tile with vpdpbusd (q4_k_tile's kVnni): a sub-block's int32 lane sums take
+// their scale by vpmulld, the same exact integers.
 //
 // Exactness and determinism: in a sub-block each int16 half of a row's lane adds 16 products
 // of a code (<= 15) with an activation (|a| <= 128): <= 30720, no overflow (maddubs's own
