@@ -85,7 +85,8 @@ enum class GemmPath { kGemm, kPerPair, kPacked };
 // (4 MiB of F16 weights, 4 MiB of activations: what a real prompt meets); 8192 x 2048 x 128
 // is one thread's share of its fused FFN gate and up (4 MiB of sums, more than L2); 32768 x
 // 4096 x 1 is a decode step streaming weights from memory (bytes/s against `cohort bench
-// --roofline`).
+// --roofline`), and 256 x 2048 x 1 (packed only) the same tile on weights in L2: the most a
+// decode tile could read per second if memory kept up.
 void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type, GemmPath path) {
   const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
   const kernels::TypeOps& ops = kt->types[static_cast<uint32_t>(type)];
@@ -169,7 +170,8 @@ int register_all() {
           ->Args({256, 2048, 128})
           ->Args({256, 8192, 128})
           ->Args({8192, 2048, 128})
-          ->Args({32768, 4096, 1});
+          ->Args({32768, 4096, 1})
+          ->Args({256, 2048, 1});
     }
     for (DType t : {DType::kF16, DType::kQ8_0}) {
       const std::string name = "attention_" + std::string(dtype_name(t)) + "/" + kt->isa;
