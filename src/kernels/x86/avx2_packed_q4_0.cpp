@@ -59,6 +59,28 @@ const TokenBlockTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   return terms;
 }
 
+// Nibble group grp of a block (32 bytes: 4 columns x 8 rows in each nibble half) as its low
+// and high codes.
+inline void unpack_group(const uint8_t* blk, int grp, __m256i low, __m256i& lo, __m256i& hi) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * grp));
+  lo = _mm256_and_si256(v, low);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+}
+
+// s + a group's codes times a token's activation bytes (q_lo against lo, q_hi against hi,
+// each 4 bytes broadcast): int32 lane sums with kVnni, else int16 maddubs pair sums.
+template <bool kVnni>
+inline void add_group(__m256i& s, __m256i lo, __m256i hi, __m256i q_lo, __m256i q_hi) {
+  if constexpr (kVnni) {
+    s = avx2::dpbusd(s, lo, q_lo);
+    s = avx2::dpbusd(s, hi, q_hi);
+  } else {
+    s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, q_lo));
+    s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, q_hi));
+    avx2::keep_in_register(s);
+  }
+}
+
 // One panel (8 rows at row r) x tokens t .. t + T - 1 (terms of token t at tk). With kVnni
 // (the avx2_vnni table) a block's products go through vpdpbusd, which multiplies a lane's 4
 // byte pairs and adds them into int32 in one instruction where maddubs, the int16 add and the
@@ -79,7 +101,6 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_0x8BlockBytes;
-    if constexpr (T == 1) avx2::prefetch_stream(blk, 3);
     // Per token: int16 sums of maddubs pairs, or with kVnni int32 lane sums.
     __m256i sum[T][kChains];
     for (int j = 0; j < T; ++j) {
@@ -87,21 +108,13 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
     }
 #pragma GCC unroll 4
     for (int grp = 0; grp < 4; ++grp) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * grp));
-      const __m256i lo = _mm256_and_si256(v, low);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+      __m256i lo, hi;
+      unpack_group(blk, grp, low, lo, hi);
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
         const int8_t* q = a[j][b].qs + 8 * grp;
-        __m256i& s = sum[j][grp % kChains];
-        if constexpr (kVnni) {
-          s = avx2::dpbusd(s, lo, avx2::broadcast4(q));
-          s = avx2::dpbusd(s, hi, avx2::broadcast4(q + 4));
-        } else {
-          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
-          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
-          avx2::keep_in_register(s);
-        }
+        add_group<kVnni>(sum[j][grp % kChains], lo, hi, avx2::broadcast4(q),
+                         avx2::broadcast4(q + 4));
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
@@ -147,18 +160,9 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
       const __m256i q_lo = avx2::broadcast4(q), q_hi = avx2::broadcast4(q + 4);
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        const __m256i v =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[p] + 16 + 32 * grp));
-        const __m256i lo = _mm256_and_si256(v, low);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-        if constexpr (kVnni) {
-          sum[p] = avx2::dpbusd(sum[p], lo, q_lo);
-          sum[p] = avx2::dpbusd(sum[p], hi, q_hi);
-        } else {
-          sum[p] = _mm256_add_epi16(sum[p], _mm256_maddubs_epi16(lo, q_lo));
-          sum[p] = _mm256_add_epi16(sum[p], _mm256_maddubs_epi16(hi, q_hi));
-          avx2::keep_in_register(sum[p]);
-        }
+        __m256i lo, hi;
+        unpack_group(blk[p], grp, low, lo, hi);
+        add_group<kVnni>(sum[p], lo, hi, q_lo, q_hi);
       }
     }
     const __m256 da = _mm256_set1_ps(td[b]);
