@@ -27,6 +27,7 @@ struct BenchConfig {
   bool huge_pages = false;
   std::string kv_type = "f16";
   std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
+  std::string decode_pairs = "auto";  // on, off: kernels::set_decode_in_pairs; auto: the CPU's
 };
 
 // The kernel table named `isa` among those this CPU runs, or null (the names it runs in
@@ -52,6 +53,7 @@ int bench(const BenchConfig& cfg) {
   if (cfg.options.n_prompt == 0 && cfg.options.n_gen == 0 && !cfg.roofline_only) {
     return usage_error("-p 0 and -n 0 leave nothing to measure");
   }
+  if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
   ThreadPool pool(cfg.threads);
   std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
   const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
@@ -157,8 +159,14 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "Prompts without the batched kernels (one dot product per row and token)");
   cmd->add_flag("--no-pack", cfg->no_pack,
                 "Multiply the weights in the file's layout instead of packed panels of rows");
-  cmd->add_option("--isa", cfg->isa,
-                  "Kernels to run instead of the best this CPU has: ref, avx2 or avx2_vnni");
+  cmd->add_option(
+      "--isa", cfg->isa,
+      "Kernels to run instead of the best this CPU has: ref, avx2, avx2_vnni or avx2_vnni_evex");
+  cmd->add_option("--decode-pairs", cfg->decode_pairs,
+                  "Packed decode products two panels per pass (on) or one (off); auto: on for "
+                  "Intel CPUs, off for others")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   add_bench_cluster_command(*cmd, runner);
   // CLI11 runs this callback after the subcommand's: leave `bench cluster` its runner.
   cmd->callback([cfg, cmd, runner] {

@@ -1,3 +1,6 @@
+#include <atomic>
+#include <cstring>
+
 #include "kernels/registry.h"
 
 #if defined(__x86_64__)
@@ -42,34 +45,93 @@ const KernelTable* avx2_table() {
 #endif
 }
 
-// The avx2 table with the kernels AVX-VNNI speeds up (same results, bit for bit).
-KernelTable make_avx2_vnni() {
+// The avx2 table with the kernels vpdpbusd speeds up (same results, bit for bit), in its VEX
+// form (avx2_vnni) or its EVEX form (avx2_vnni_evex).
+KernelTable make_avx2_vnni(bool evex) {
   KernelTable t = make_avx2();
-  t.isa = "avx2_vnni";
-  fill_avxvnni_packed_q4_0(t);
-  fill_avxvnni_packed_q8_0(t);
-  fill_avxvnni_packed_k(t);
+  t.isa = evex ? "avx2_vnni_evex" : "avx2_vnni";
+  fill_vnni_packed_q4_0(t, evex);
+  fill_vnni_packed_q8_0(t, evex);
+  fill_vnni_packed_k(t, evex);
   return t;
 }
 
-// Built only where it runs: best() asks for it first on every CPU.
+// Built only where it runs: best() asks for it first on every CPU. The VEX form where the
+// CPU has it, else the EVEX form (the same instruction, 2 bytes longer).
 const KernelTable* avx2_vnni_table() {
 #if defined(__x86_64__)
-  if (avx2_table() == nullptr || !cpu_has_avx_vnni()) return nullptr;
-  static const KernelTable t = make_avx2_vnni();
-  return &t;
+  if (avx2_table() == nullptr) return nullptr;
+  if (cpu_has_avx_vnni()) {
+    static const KernelTable vex = make_avx2_vnni(false);
+    return &vex;
+  }
+  if (cpu_has_avx512_vnni()) {
+    static const KernelTable evex = make_avx2_vnni(true);
+    return &evex;
+  }
+  return nullptr;
 #else
   return nullptr;
 #endif
 }
 
+#if defined(__x86_64__)
+// The register state the OS saves (XCR0's low half): bits 1, 2 for YMM, 5..7 for the AVX-512
+// opmask and ZMM state. 0 where the OS does not enable XSAVE (CPUID 1 ECX bit 27, OSXSAVE),
+// as then xgetbv itself would fault.
+unsigned os_saved_state() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return xcr0_lo;
+}
+#endif
+
+bool cpu_is_intel() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  return std::strcmp(vendor, "GenuineIntel") == 0;
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool>& decode_pairs_setting() {
+  static std::atomic<bool> on{cpu_is_intel()};
+  return on;
+}
+
 }  // namespace
+
+bool decode_in_pairs() { return decode_pairs_setting().load(std::memory_order_relaxed); }
+
+void set_decode_in_pairs(bool on) { decode_pairs_setting().store(on, std::memory_order_relaxed); }
 
 bool cpu_has_avx_vnni() {
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
   return a & (1u << 4);
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+  // CPUID leaf 7 EBX: AVX512VL (bit 31), ECX: AVX512_VNNI (bit 11); an EVEX instruction, even
+  // on 256-bit registers, also needs the OS to save the opmask and ZMM state (XCR0 bits 5..7)
+  // besides the YMM state (bits 1, 2).
+  if ((os_saved_state() & 0xE6u) != 0xE6u) return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 31)) && (c & (1u << 11));
 #else
   return false;
 #endif
@@ -82,11 +144,8 @@ bool cpu_has_avx2_fma_f16c() {
   // __builtin_cpu_supports knows "f16c".
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), f16c = c & (1u << 29);
-  if (!(fma && osxsave && f16c)) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 6u) != 6u) return false;
+  const bool fma = c & (1u << 12), f16c = c & (1u << 29);
+  if (!(fma && f16c) || (os_saved_state() & 6u) != 6u) return false;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
   return b & (1u << 5);
 #else

@@ -127,7 +127,16 @@ const KernelTable& best();
 // The scalar reference table: the specification every variant is tested against.
 const KernelTable& reference();
 // Tables for every ISA this CPU can run, reference first (for tests and benchmarks): ref,
-// avx2, avx2_vnni (the avx2 table with AVX-VNNI products); null where the CPU lacks the ISA.
+// avx2, avx2_vnni or avx2_vnni_evex (the avx2 table with vpdpbusd products, in the VEX or the
+// EVEX form: kernels/x86/simd_avx2.h Dot); null where the CPU lacks the ISA.
 std::array<const KernelTable*, 3> available();
+
+// Whether the packed one-token (decode) products take two panels per pass or one
+// (kernels/x86/packed_tiles.h for_each_panel_pair): the results are the same bits either way,
+// only the order of the reads changes. By default on where the CPU is Intel's (measured faster
+// there), off elsewhere (one sequential stream: faster on AMD's Zen 4); tests and `cohort bench
+// --decode-pairs` set it.
+bool decode_in_pairs();
+void set_decode_in_pairs(bool on);
 
 }  // namespace cohort::kernels

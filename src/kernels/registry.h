@@ -24,13 +24,15 @@ void fill_avx2_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K q6_K
 void fill_avx2_ops(KernelTable& t);          // x86/avx2_ops.cpp
 void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
 
-// The avx2 table's entries that AVX-VNNI speeds up, for the avx2_vnni table (the files stay
-// compiled for AVX2: the one VNNI instruction is inline asm, avx2::dpbusd).
-void fill_avxvnni_packed_q4_0(KernelTable& t);  // x86/avx2_packed_q4_0.cpp
-void fill_avxvnni_packed_q8_0(KernelTable& t);  // x86/avx2_packed_q8_0.cpp
-void fill_avxvnni_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K
+// The avx2 table's entries that vpdpbusd speeds up, for a VNNI table: its VEX form (AVX-VNNI)
+// or, with evex, its EVEX form on 256-bit registers (AVX512-VNNI + AVX512VL). The files stay
+// compiled for AVX2: the one VNNI instruction is inline asm (avx2::dpbusd).
+void fill_vnni_packed_q4_0(KernelTable& t, bool evex);  // x86/avx2_packed_q4_0.cpp
+void fill_vnni_packed_q8_0(KernelTable& t, bool evex);  // x86/avx2_packed_q8_0.cpp
+void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp: q4_K
 
 bool cpu_has_avx2_fma_f16c();
-bool cpu_has_avx_vnni();  // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)
+bool cpu_has_avx_vnni();     // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)
+bool cpu_has_avx512_vnni();  // AVX512-VNNI and AVX512VL, with the OS saving the AVX-512 state
 
 }  // namespace cohort::kernels

@@ -44,6 +44,18 @@ std::vector<const KernelTable*> tables() {
   return v;
 }
 
+// Sets kernels::decode_in_pairs for a scope, then puts back what it was.
+class DecodeInPairs {
+ public:
+  explicit DecodeInPairs(bool on) : was_(decode_in_pairs()) { set_decode_in_pairs(on); }
+  ~DecodeInPairs() { set_decode_in_pairs(was_); }
+  DecodeInPairs(const DecodeInPairs&) = delete;
+  DecodeInPairs& operator=(const DecodeInPairs&) = delete;
+
+ private:
+  bool was_;
+};
+
 std::vector<float> random_floats(uint64_t seed, int64_t n, float scale) {
   Rng rng(seed);
   std::vector<float> x(static_cast<size_t>(n));
@@ -290,15 +302,15 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
   }
 }
 
-// The AVX-VNNI table's products give the AVX2 table's bits: the same exact integer dot per
-// block (vpdpbusd instead of maddubs + add + madd), then the same float operations. Covers
-// 1..9 tokens (every tile size and the one- and two-token chains) and a partial panel; the
+// The VNNI table's products (either vpdpbusd form) give the AVX2 table's bits: the same exact
+// integer dot per block (vpdpbusd instead of maddubs + add + madd), then the same float operations.
+// Covers 1..9 tokens (every tile size and the one- and two-token chains) and a partial panel; the
 // quantized random rows reach their end codes (q4_0's 0, q8_0's +-127) in every block; q4_K
 // is taken at 1024 columns, its super-blocks being 256.
-TEST(PackedGemm, AvxVnniGivesTheAvx2Bits) {
+TEST(PackedGemm, VnniGivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* vnni = available()[2];
-  if (vnni == nullptr) GTEST_SKIP() << "this CPU has no AVX-VNNI";
+  if (vnni == nullptr) GTEST_SKIP() << "this CPU has neither AVX-VNNI nor AVX512-VNNI";
   ASSERT_NE(avx2, nullptr);
   int compared = 0;
   for (DType t : kGemmTypes) {
@@ -308,19 +320,23 @@ TEST(PackedGemm, AvxVnniGivesTheAvx2Bits) {
       const Problem p(t, is_k_quant(t) ? 1024 : 1024 + 64, 3 * 8 + 5, 9, 21, scale);
       const PackedProblem pp(p, *avx2);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
-        std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
-        ops_of(*avx2, t).packed.gemm(pp.args(want.data()), 0, p.rows, 0, tokens);
-        ops_of(*vnni, t).packed.gemm(pp.args(got.data()), 0, p.rows, 0, tokens);
-        EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-            << dtype_name(t) << " tokens=" << tokens << " scale=" << scale;
+        for (const bool pairs : {false, true}) {
+          const DecodeInPairs setting(pairs);
+          std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+          ops_of(*avx2, t).packed.gemm(pp.args(want.data()), 0, p.rows, 0, tokens);
+          ops_of(*vnni, t).packed.gemm(pp.args(got.data()), 0, p.rows, 0, tokens);
+          EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " pairs=" << pairs;
+        }
       }
     }
   }
-  EXPECT_GT(compared, 0) << "the avx2_vnni table replaces no packed product";
+  EXPECT_GT(compared, 0) << vnni->isa << " replaces no packed product";
 }
 
 // Panel-aligned row pieces and any token pieces (as threads and batches split them), and each
-// token alone, give the bits of one call over everything.
+// token alone (one-token products one panel at a time and two panels at a time), give the bits
+// of one call over everything.
 TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
   for (const KernelTable* k : tables()) {
     for (DType t : kGemmTypes) {
@@ -340,11 +356,24 @@ TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
                     token_cuts[ti + 1]);
         }
       }
-      for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
       EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
           << k->isa << " " << dtype_name(t);
-      EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0)
-          << k->isa << " " << dtype_name(t);
+      for (const bool pairs : {false, true}) {
+        const DecodeInPairs setting(pairs);
+        std::fill(single.begin(), single.end(), NAN);
+        for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
+        // Row pieces too: a lone first panel, a pair, then a lone cut panel.
+        std::fill(pieces.begin(), pieces.end(), NAN);
+        for (int64_t j = 0; j < tokens; ++j) {
+          for (int ri = 0; ri < 3; ++ri) {
+            form.gemm(pp.args(pieces.data()), row_cuts[ri], row_cuts[ri + 1], j, j + 1);
+          }
+        }
+        EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0)
+            << k->isa << " " << dtype_name(t) << " pairs " << pairs;
+        EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
+            << k->isa << " " << dtype_name(t) << " pairs " << pairs << ", row pieces";
+      }
     }
   }
 }

@@ -6,9 +6,9 @@
 // with the sub-block's scales (each row's scale in both int16 halves of its lane) gives
 // scale * dot in int32. The mins term sum_j min_j * bsum_j is 4 madds per super-block of the
 // unpacked mins with pairs of the token's sub-block sums. Per super-block and token: one fma
-// with d_w * d_a and one with dmin_w * d_a. On a CPU with AVX-VNNI the avx2_vnni table runs
-// the same Q4_K tile with vpdpbusd (q4_k_tile's kVnni): a sub-block's int32 lane sums take
-// their scale by vpmulld, the same exact integers.
+// with d_w * d_a and one with dmin_w * d_a. On a CPU with VNNI a VNNI table (avx2_vnni,
+// avx2_vnni_evex) runs the same Q4_K tile with vpdpbusd (q4_k_tile's kDot): a sub-block's int32
+// lane sums take their scale by vpmulld, the same exact integers.
 //
 // Exactness and determinism: in a sub-block each int16 half of a row's lane adds 16 products
 // of a code (<= 15) with an activation (|a| <= 128): <= 30720, no overflow (maddubs's own
@@ -80,101 +80,125 @@ struct TileTokens {
   }
 };
 
-// Stores the 8 row results of acc[j] for token t + j, or the rows before r1 when the panel is
-// cut.
-template <int T>
-inline void store_tile(const GemmArgs& g, const __m256 (&acc)[T], int64_t r, int64_t r1,
+// Stores the 8 row results of acc[p][j] (panel p's rows from r + 8p) for token t + j, or the
+// rows before r1 when a panel is cut.
+template <int P, int T>
+inline void store_tile(const GemmArgs& g, const __m256 (&acc)[P][T], int64_t r, int64_t r1,
                        int64_t t) {
-  const int64_t rows = std::min<int64_t>(8, r1 - r);
-  for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + 8 * p;
+    const int64_t rows = std::min<int64_t>(8, r1 - first);
+    for (int j = 0; j < T; ++j)
+      avx2::store_rows(g.y + (t + j) * g.y_stride + first, acc[p][j], rows);
+  }
 }
 
-// One Q4_Kx8 panel (8 rows at row r) x tokens t .. t + T - 1 (their terms from index first).
-// With kVnni (the avx2_vnni table) a sub-block's products go through vpdpbusd into int32
-// lane sums (two chains for one or two tokens: its latency is longer than the add's), which
-// take the sub-block's scale by an int32 multiply: the same exact integer as the int16 sums
-// and madd, so the same bits.
-template <int T, bool kVnni>
+// P Q4_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
+// first). With kVnni (a VNNI table: kDot) a sub-block's products go through vpdpbusd into
+// int32 lane sums (two chains for one or two tokens: its latency is longer than the add's),
+// which take the sub-block's scale by an int32 multiply: the same exact integer as the int16
+// sums and madd, so the same bits.
+template <int T, int P, avx2::Dot kDot>
 void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
+  static_assert(P == 1 || T == 1, "several panels for one token only");
+  constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
   const TileTokens<T> tok(g, t, terms, first);
-  __m256 acc[T] = {};
+  __m256 acc[P][T] = {};
   const __m256i low = _mm256_set1_epi8(0x0F);
   // Row i's scale byte (of the 8 broadcast to both halves) into both int16 halves of lane i.
   const __m256i scale_pairs =
       _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,  //
                        4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ4_Kx8BlockBytes;
-    if constexpr (T == 1) avx2::prefetch_stream(blk, 3);
-    __m256i sumi[T];
-    for (int j = 0; j < T; ++j) sumi[j] = _mm256_setzero_si256();
+    const uint8_t* blk[P];
+    __m256i sumi[P][T];
+    for (int p = 0; p < P; ++p) {
+      blk[p] = panel + p * g.w_stride + b * kQ4_Kx8BlockBytes;
+      if constexpr (T == 1) avx2::prefetch_stream(blk[p], 3);
+      for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
+    }
     for (int sb = 0; sb < 8; ++sb) {
-      const uint8_t* qs = blk + kQ4_Kx8QsOffset + 128 * sb;
-      if constexpr (T == 1) avx2::prefetch_stream(qs, 2);
-      // Per token: int16 sums of maddubs pairs, or with kVnni int32 lane sums.
-      __m256i part[T][kChains];
-      for (int j = 0; j < T; ++j) {
-        for (int c = 0; c < kChains; ++c) part[j][c] = _mm256_setzero_si256();
+      // Per panel and token: int16 sums of maddubs pairs, or with kVnni int32 lane sums.
+      __m256i part[P][T][kChains];
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) {
+        if constexpr (T == 1) avx2::prefetch_stream(blk[p] + kQ4_Kx8QsOffset + 128 * sb, 2);
+        for (int j = 0; j < T; ++j) {
+          for (int c = 0; c < kChains; ++c) part[p][j][c] = _mm256_setzero_si256();
+        }
       }
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * grp));
-        const __m256i lo = _mm256_and_si256(v, low);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+#pragma GCC unroll 2
+        for (int p = 0; p < P; ++p) {
+          const __m256i v = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(blk[p] + kQ4_Kx8QsOffset + 128 * sb + 32 * grp));
+          const __m256i lo = _mm256_and_si256(v, low);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
 #pragma GCC unroll 4
-        for (int j = 0; j < T; ++j) {
-          const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
-          if constexpr (kVnni) {
-            part[j][0] = avx2::dpbusd(part[j][0], lo, avx2::broadcast4(q));
-            part[j][kChains - 1] = avx2::dpbusd(part[j][kChains - 1], hi, avx2::broadcast4(q + 4));
-          } else {
-            __m256i& s16 = part[j][0];
-            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
-            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
-            avx2::keep_in_register(s16);
+          for (int j = 0; j < T; ++j) {
+            const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
+            __m256i(&pj)[kChains] = part[p][j];
+            if constexpr (kVnni) {
+              pj[0] = avx2::dpbusd<kDot>(pj[0], lo, avx2::broadcast4(q));
+              pj[kChains - 1] = avx2::dpbusd<kDot>(pj[kChains - 1], hi, avx2::broadcast4(q + 4));
+            } else {
+              pj[0] = _mm256_add_epi16(pj[0], _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
+              pj[0] = _mm256_add_epi16(pj[0], _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+              avx2::keep_in_register(pj[0]);
+            }
           }
         }
       }
-      const uint8_t* scales = blk + kQ4_Kx8ScalesOffset + 8 * sb;
-      if constexpr (kVnni) {
-        const __m256i sc =
-            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) {
+        const uint8_t* scales = blk[p] + kQ4_Kx8ScalesOffset + 8 * sb;
+        if constexpr (kVnni) {
+          const __m256i sc =
+              _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));
 #pragma GCC unroll 4
-        for (int j = 0; j < T; ++j) {
-          const __m256i dot = kChains == 2 ? _mm256_add_epi32(part[j][0], part[j][1]) : part[j][0];
-          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_mullo_epi32(dot, sc));
+          for (int j = 0; j < T; ++j) {
+            __m256i dot = part[p][j][0];
+            if constexpr (kChains == 2) dot = _mm256_add_epi32(dot, part[p][j][1]);
+            sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_mullo_epi32(dot, sc));
+          }
+        } else {
+          int64_t scales8;
+          __builtin_memcpy(&scales8, scales, 8);
+          const __m256i sc = _mm256_shuffle_epi8(_mm256_set1_epi64x(scales8), scale_pairs);
+#pragma GCC unroll 4
+          for (int j = 0; j < T; ++j) {
+            sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_madd_epi16(part[p][j][0], sc));
+          }
         }
-      } else {
-        int64_t scales8;
-        __builtin_memcpy(&scales8, scales, 8);
-        const __m256i sc = _mm256_shuffle_epi8(_mm256_set1_epi64x(scales8), scale_pairs);
-#pragma GCC unroll 4
-        for (int j = 0; j < T; ++j)
-          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(part[j][0], sc));
       }
     }
-    __m256i mins[4];
-    for (int k = 0; k < 4; ++k) {
-      mins[k] = _mm256_cvtepu8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ4_Kx8MinsOffset + 16 * k)));
-    }
-    const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk));
-    const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk) + 8);
-#pragma GCC unroll 4
-    for (int j = 0; j < T; ++j) {
-      const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
-      __m256i summ = _mm256_madd_epi16(mins[0], avx2::broadcast4(s));
-      for (int k = 1; k < 4; ++k) {
-        summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[k], avx2::broadcast4(s + 2 * k)));
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) {
+      __m256i mins[4];
+      for (int k = 0; k < 4; ++k) {
+        mins[k] = _mm256_cvtepu8_epi16(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[p] + kQ4_Kx8MinsOffset + 16 * k)));
       }
-      const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
-      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[j]), _mm256_mul_ps(dw, da), acc[j]);
-      acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ), _mm256_mul_ps(dminw, da), acc[j]);
+      const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]));
+      const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]) + 8);
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) {
+        const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
+        __m256i summ = _mm256_madd_epi16(mins[0], avx2::broadcast4(s));
+        for (int k = 1; k < 4; ++k) {
+          summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[k], avx2::broadcast4(s + 2 * k)));
+        }
+        const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
+        __m256& y = acc[p][j];
+        y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[p][j]), _mm256_mul_ps(dw, da), y);
+        y = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ), _mm256_mul_ps(dminw, da), y);
+      }
     }
   }
-  store_tile<T>(g, acc, r, r1, t);
+  store_tile<P, T>(g, acc, r, r1, t);
 }
 
 // How far ahead a one-token Q6_Kx8 tile asks for its bytes: whole super-blocks. Each step
@@ -186,12 +210,14 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 // a little lower. Q4_K and Q4_0 read their blocks in order and lose at 2048 bytes and more.
 constexpr int64_t kQ6_KDecodeAhead = 2 * kQ6_Kx8BlockBytes;
 
-// One Q6_Kx8 panel (8 rows at row r) x tokens t .. t + T - 1 (their terms from index first).
-template <int T>
+// P Q6_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
+// first).
+template <int T, int P>
 void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                const TokenTerms& terms, size_t first, int64_t nb) {
+  static_assert(P == 1 || T == 1, "several panels for one token only");
   const TileTokens<T> tok(g, t, terms, first);
-  __m256 acc[T] = {};
+  __m256 acc[P][T] = {};
   const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
   // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
   // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
@@ -202,83 +228,106 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
                        9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ6_Kx8BlockBytes;
-    if constexpr (T == 1) avx2::prefetch_stream<kQ6_KDecodeAhead>(blk, 3);
-    __m256i sumi[T];
-    for (int j = 0; j < T; ++j) sumi[j] = _mm256_setzero_si256();
+    const uint8_t* blk[P];
+    __m256i sumi[P][T];
+    for (int p = 0; p < P; ++p) {
+      blk[p] = panel + p * g.w_stride + b * kQ6_Kx8BlockBytes;
+      if constexpr (T == 1) avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p], 3);
+      for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
+    }
     for (int c = 0; c < 8; ++c) {
-      const uint8_t* ql = blk + kQ6_Kx8QlOffset + 128 * c;
-      const uint8_t* qh = blk + kQ6_Kx8QhOffset + 64 * c;
-      if constexpr (T == 1) {
-        avx2::prefetch_stream<kQ6_KDecodeAhead>(ql, 2);
-        avx2::prefetch_stream<kQ6_KDecodeAhead>(qh, 1);
+      __m256i sc[P][2];
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) {
+        if constexpr (T == 1) {
+          avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p] + kQ6_Kx8QlOffset + 128 * c, 2);
+          avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p] + kQ6_Kx8QhOffset + 64 * c, 1);
+        }
+        const __m256i pair = _mm256_broadcastsi128_si256(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * c)));
+        sc[p][0] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8);
+        sc[p][1] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[1]), 8);
       }
-      const __m256i pair = _mm256_broadcastsi128_si256(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_Kx8ScalesOffset + 16 * c)));
-      const __m256i sc[2] = {_mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8),
-                             _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[1]), 8)};
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
-        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));
-        // The plane's 2-bit fields of this group, moved to bits 4..5 of each byte.
-        const __m256i h_lo = grp % 2 ? h : _mm256_slli_epi16(h, 4);
-        const __m256i h_hi = grp % 2 ? _mm256_srli_epi16(h, 2) : _mm256_slli_epi16(h, 2);
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(h_lo, top));
-        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low),
-                                           _mm256_and_si256(h_hi, top));
+#pragma GCC unroll 2
+        for (int p = 0; p < P; ++p) {
+          const uint8_t* ql = blk[p] + kQ6_Kx8QlOffset + 128 * c;
+          const uint8_t* qh = blk[p] + kQ6_Kx8QhOffset + 64 * c;
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
+          const __m256i h =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));
+          // The plane's 2-bit fields of this group, moved to bits 4..5 of each byte.
+          const __m256i h_lo = grp % 2 ? h : _mm256_slli_epi16(h, 4);
+          const __m256i h_hi = grp % 2 ? _mm256_srli_epi16(h, 2) : _mm256_slli_epi16(h, 2);
+          const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(h_lo, top));
+          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+                                             _mm256_and_si256(h_hi, top));
 #pragma GCC unroll 4
-        for (int j = 0; j < T; ++j) {
-          const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
-          const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, avx2::broadcast4(q)),
-                                               _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
-          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(s16, sc[grp / 2]));
-          avx2::keep_in_register(sumi[j]);
+          for (int j = 0; j < T; ++j) {
+            const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
+            const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, avx2::broadcast4(q)),
+                                                 _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+            sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_madd_epi16(s16, sc[p][grp / 2]));
+            avx2::keep_in_register(sumi[p][j]);
+          }
         }
       }
     }
-    const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk));
-    __m256i scales16[8];
-    for (int k = 0; k < 8; ++k) {
-      scales16[k] = _mm256_cvtepi8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_Kx8ScalesOffset + 16 * k)));
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < T; ++j) {
-      // sum (q - 32) a = sum q a - 32 sum a, per sub-block before its scale.
-      const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
-      __m256i offset = _mm256_madd_epi16(scales16[0], avx2::broadcast4(s));
-      for (int k = 1; k < 8; ++k) {
-        offset =
-            _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], avx2::broadcast4(s + 2 * k)));
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) {
+      const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]));
+      __m256i scales16[8];
+      for (int k = 0; k < 8; ++k) {
+        scales16[k] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * k)));
       }
-      const __m256i dot = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(offset, 5));
-      const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
-      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[j]);
+#pragma GCC unroll 4
+      for (int j = 0; j < T; ++j) {
+        // sum (q - 32) a = sum q a - 32 sum a, per sub-block before its scale.
+        const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
+        __m256i offset = _mm256_madd_epi16(scales16[0], avx2::broadcast4(s));
+        for (int k = 1; k < 8; ++k) {
+          offset =
+              _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], avx2::broadcast4(s + 2 * k)));
+        }
+        const __m256i dot = _mm256_sub_epi32(sumi[p][j], _mm256_slli_epi32(offset, 5));
+        const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
+        acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[p][j]);
+      }
     }
   }
-  store_tile<T>(g, acc, r, r1, t);
+  store_tile<P, T>(g, acc, r, r1, t);
 }
 
-// Rows [r0, r1) x tokens [t0, t1) as tiles of up to 4 tokens per panel.
+// Rows [r0, r1) x tokens [t0, t1): one token on two panels at a time, or tiles of up to 4
+// tokens per panel. tile.template operator()<T, P> runs T tokens on P panels.
 template <int kSums, typename Tile>
 void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1, Tile tile) {
   const int64_t nb = g.n / kQK_K;
   const TokenTerms& terms = token_terms<kSums>(g, t0, t1);
+  if (t1 - t0 == 1) {
+    avx2::for_each_panel_pair<8>(g, r0, r1, [&]<int P>(const uint8_t* panel, int64_t r) {
+      tile.template operator()<1, P>(g, panel, r, r1, t0, terms, 0, nb);
+    });
+    return;
+  }
   avx2::for_each_panel_tile<8, 4>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
-        tile.template operator()<T>(g, panel, r, r1, t, terms, static_cast<size_t>((t - t0) * nb),
-                                    nb);
+        tile.template operator()<T, 1>(g, panel, r, r1, t, terms,
+                                       static_cast<size_t>((t - t0) * nb), nb);
       });
 }
 
-template <bool kVnni>
+template <avx2::Dot kDot>
 void gemm_packed_q4_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  gemm_panels<8>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q4_k_tile<T, kVnni>(args...); });
+  gemm_panels<8>(g, r0, r1, t0, t1,
+                 []<int T, int P>(auto&&... args) { q4_k_tile<T, P, kDot>(args...); });
 }
 
 void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  gemm_panels<16>(g, r0, r1, t0, t1, []<int T>(auto&&... args) { q6_k_tile<T>(args...); });
+  gemm_panels<16>(g, r0, r1, t0, t1,
+                  []<int T, int P>(auto&&... args) { q6_k_tile<T, P>(args...); });
 }
 
 }  // namespace
@@ -288,7 +337,7 @@ void fill_avx2_packed_k(KernelTable& t) {
   q4k.panel_rows = kQ4_KPanelRows;
   q4k.panel_bytes = q4_kx8_panel_bytes;
   q4k.pack_panel = pack_q4_kx8;
-  q4k.gemm = gemm_packed_q4_k<false>;
+  q4k.gemm = gemm_packed_q4_k<avx2::Dot::kMaddubs>;
   TypeOps::Packed& q6k = t.types[static_cast<uint32_t>(DType::kQ6_K)].packed;
   q6k.panel_rows = kQ6_KPanelRows;
   q6k.panel_bytes = q6_kx8_panel_bytes;
@@ -296,8 +345,9 @@ void fill_avx2_packed_k(KernelTable& t) {
   q6k.gemm = gemm_packed_q6_k;
 }
 
-void fill_avxvnni_packed_k(KernelTable& t) {
-  t.types[static_cast<uint32_t>(DType::kQ4_K)].packed.gemm = gemm_packed_q4_k<true>;
+void fill_vnni_packed_k(KernelTable& t, bool evex) {
+  t.types[static_cast<uint32_t>(DType::kQ4_K)].packed.gemm =
+      evex ? gemm_packed_q4_k<avx2::Dot::kVnniEvex> : gemm_packed_q4_k<avx2::Dot::kVnniVex>;
 }
 
 }  // namespace cohort::kernels

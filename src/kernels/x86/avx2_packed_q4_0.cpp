@@ -4,9 +4,9 @@
 // of its activations at a time against all 8 rows, so one maddubs does 32 multiplies of 8
 // rows where the row-major tiles needed a horizontal sum per row at the end and a scale
 // conversion per row and block. sum (q - 8) a = sum q a - 8 sum a: the second term is one
-// integer per token block, taken once per call. Decode (one token) runs two panels at once
-// instead (decode_panels). On a CPU with AVX-VNNI the avx2_vnni table runs the same tiles
-// with vpdpbusd (their kVnni).
+// integer per token block, taken once per call. Decode (one token) runs one or two panels at
+// a time instead (decode_panels). On a CPU with VNNI a VNNI table (avx2_vnni, avx2_vnni_evex) runs
+// the same tiles with vpdpbusd (their kDot).
 //
 // Exactness and determinism: per block, the 8 maddubs of a row add at most 16 products of
 // 15 * 127 in int16 (<= 30480), then int32; the block's integer dot is exact. A (row,
@@ -69,11 +69,11 @@ inline void unpack_group(const uint8_t* blk, int grp, __m256i low, __m256i& lo, 
 
 // s + a group's codes times a token's activation bytes (q_lo against lo, q_hi against hi,
 // each 4 bytes broadcast): int32 lane sums with kVnni, else int16 maddubs pair sums.
-template <bool kVnni>
+template <avx2::Dot kDot>
 inline void add_group(__m256i& s, __m256i lo, __m256i hi, __m256i q_lo, __m256i q_hi) {
-  if constexpr (kVnni) {
-    s = avx2::dpbusd(s, lo, q_lo);
-    s = avx2::dpbusd(s, hi, q_hi);
+  if constexpr (kDot != avx2::Dot::kMaddubs) {
+    s = avx2::dpbusd<kDot>(s, lo, q_lo);
+    s = avx2::dpbusd<kDot>(s, hi, q_hi);
   } else {
     s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, q_lo));
     s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, q_hi));
@@ -82,14 +82,15 @@ inline void add_group(__m256i& s, __m256i lo, __m256i hi, __m256i q_lo, __m256i 
 }
 
 // One panel (8 rows at row r) x tokens t .. t + T - 1 (terms of token t at tk). With kVnni
-// (the avx2_vnni table) a block's products go through vpdpbusd, which multiplies a lane's 4
+// (a VNNI table: kDot) a block's products go through vpdpbusd, which multiplies a lane's 4
 // byte pairs and adds them into int32 in one instruction where maddubs, the int16 add and the
 // final madd took three; the block's integer dot is the same exact integer either way, so the
 // float operations and every result's bits are the same. One or two tokens then keep two
 // int32 chains per token, so that a block's 8 vpdpbusd do not wait on each other's latency.
-template <int T, bool kVnni>
+template <int T, avx2::Dot kDot>
 inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                        const float* td, const int32_t* toff, int64_t nb) {
+  constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
   const BlockQ8_0* a[T];
   for (int j = 0; j < T; ++j) {
@@ -113,8 +114,8 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
         const int8_t* q = a[j][b].qs + 8 * grp;
-        add_group<kVnni>(sum[j][grp % kChains], lo, hi, avx2::broadcast4(q),
-                         avx2::broadcast4(q + 4));
+        add_group<kDot>(sum[j][grp % kChains], lo, hi, avx2::broadcast4(q),
+                        avx2::broadcast4(q + 4));
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
@@ -131,19 +132,23 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
 }
 
-// Token t x P panels from panel0 on (rows r ..; the rows from r1 on are not stored): decode.
-// Two panels at once give two independent sums and two weight streams in flight where one
-// panel gave one of each. Interleaved runs (stop 18): 1B q4_0 tg64 on 2 threads 36.8, 37.1,
-// 36.5 -> 39.1, 40.0, 39.5 tok/s, on 1 thread 20.9, 20.5 -> 22.3, 20.6; 8B q4_0 tg16 on 2
-// threads 4.59, 4.77 -> 5.48, 5.76. Each panel's block dot is the same exact integer as
-// panel_tile's, then the same float operations, so the bits are panel_tile's.
-template <int P, bool kVnni>
+// Token t x P panels from panel0 on (rows r ..; the rows from r1 on are not stored): decode,
+// one panel or two at a time (for_each_panel_pair says which, and why). Each panel's weights
+// are asked for once per line ahead of their reads (LinePrefetcher). Each panel's block dot is
+// the same exact integer as panel_tile's, then the same float operations, so the bits are
+// panel_tile's.
+template <int P, avx2::Dot kDot>
 void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t r1, int64_t t,
                    const float* td, const int32_t* toff, int64_t nb) {
+  constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   const auto* a =
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   __m256 acc[P];
-  for (int p = 0; p < P; ++p) acc[p] = _mm256_setzero_ps();
+  avx2::LinePrefetcher<> ahead[P];
+  for (int p = 0; p < P; ++p) {
+    acc[p] = _mm256_setzero_ps();
+    ahead[p] = avx2::LinePrefetcher<>(panel0 + p * g.w_stride);
+  }
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
@@ -151,7 +156,7 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
 #pragma GCC unroll 2
     for (int p = 0; p < P; ++p) {
       blk[p] = panel0 + p * g.w_stride + b * kQ4_0x8BlockBytes;
-      avx2::prefetch_stream(blk[p], 3);
+      ahead[p].upto(blk[p] + kQ4_0x8BlockBytes);
       sum[p] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 4
@@ -162,7 +167,7 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
       for (int p = 0; p < P; ++p) {
         __m256i lo, hi;
         unpack_group(blk[p], grp, low, lo, hi);
-        add_group<kVnni>(sum[p], lo, hi, q_lo, q_hi);
+        add_group<kDot>(sum[p], lo, hi, q_lo, q_hi);
       }
     }
     const __m256 da = _mm256_set1_ps(td[b]);
@@ -182,34 +187,29 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
   }
 }
 
-template <bool kVnni>
+template <avx2::Dot kDot>
 void gemm_packed_q4_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t nb = g.n / kQK;
   const TokenBlockTerms& terms = token_terms(g, t0, t1);
   if (t1 - t0 == 1) {
-    const auto* w = static_cast<const uint8_t*>(g.w);
-    int64_t r = r0;
-    for (; r + kQ4_0PanelRows < r1; r += 2 * kQ4_0PanelRows) {
-      decode_panels<2, kVnni>(g, w + (r / kQ4_0PanelRows) * g.w_stride, r, r1, t0, terms.d.data(),
-                              terms.offset.data(), nb);
-    }
-    if (r < r1) {
-      decode_panels<1, kVnni>(g, w + (r / kQ4_0PanelRows) * g.w_stride, r, r1, t0, terms.d.data(),
-                              terms.offset.data(), nb);
-    }
+    avx2::for_each_panel_pair<kQ4_0PanelRows>(
+        g, r0, r1, [&]<int P>(const uint8_t* panel, int64_t r) {
+          decode_panels<P, kDot>(g, panel, r, r1, t0, terms.d.data(), terms.offset.data(), nb);
+        });
     return;
   }
   avx2::for_each_panel_tile<kQ4_0PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const size_t k = static_cast<size_t>((t - t0) * nb);
-        panel_tile<T, kVnni>(g, panel, r, r1, t, &terms.d[k], &terms.offset[k], nb);
+        panel_tile<T, kDot>(g, panel, r, r1, t, &terms.d[k], &terms.offset[k], nb);
       });
 }
 
 }  // namespace
 
-void fill_avxvnni_packed_q4_0(KernelTable& t) {
-  t.types[static_cast<uint32_t>(DType::kQ4_0)].packed.gemm = gemm_packed_q4_0<true>;
+void fill_vnni_packed_q4_0(KernelTable& t, bool evex) {
+  t.types[static_cast<uint32_t>(DType::kQ4_0)].packed.gemm =
+      evex ? gemm_packed_q4_0<avx2::Dot::kVnniEvex> : gemm_packed_q4_0<avx2::Dot::kVnniVex>;
 }
 
 void fill_avx2_packed_q4_0(KernelTable& t) {
@@ -217,7 +217,7 @@ void fill_avx2_packed_q4_0(KernelTable& t) {
   p.panel_rows = kQ4_0PanelRows;
   p.panel_bytes = q4_0x8_panel_bytes;
   p.pack_panel = pack_q4_0x8;
-  p.gemm = gemm_packed_q4_0<false>;
+  p.gemm = gemm_packed_q4_0<avx2::Dot::kMaddubs>;
 }
 
 }  // namespace cohort::kernels

@@ -3,8 +3,8 @@
 // panel, |w| is taken once for a tile of tokens; each token broadcasts its 4 activation
 // bytes of those columns against all 8 rows: maddubs(|w|, sign(a, w)) multiplies 32 pairs
 // and madd with ones adds them into the rows' int32 lanes. The row-major tiles needed a
-// horizontal sum and a scale conversion per row and block instead. On a CPU with AVX-VNNI the
-// avx2_vnni table runs the same tile with vpdpbusd (panel_tile's kVnni).
+// horizontal sum and a scale conversion per row and block instead. On a CPU with VNNI a
+// VNNI table (avx2_vnni, avx2_vnni_evex) runs the same tile with vpdpbusd (panel_tile's kDot).
 //
 // Prefill cost: a (group, token) step is 4 vector instructions (sign, maddubs, madd, add), the
 // first 3 on the two ports that multiply, so at least 1.5 cycles per 32 multiply-adds plus the
@@ -53,73 +53,105 @@ const float* token_scales(const GemmArgs& g, int64_t t0, int64_t t1) {
   return scales.data();
 }
 
-// One panel (8 rows at row r) x tokens t .. t + T - 1 (token j's scales at da + j * nb). With
-// kVnni (the avx2_vnni table) a (group, token) step is sign and one vpdpbusd, which multiplies
-// |w| by the sign-moved activations and adds a lane's 4 products into int32, where maddubs,
-// madd and the add took three: the same exact integers, so the same bits. One or two tokens
-// then keep two int32 chains per token against vpdpbusd's latency.
-template <int T, bool kVnni>
+// P panels (8 rows each from row r, panel p at panel + p * g.w_stride) x tokens t .. t + T - 1
+// (token j's scales at da + j * nb): a tile of tokens on one panel (prefill), or one token on
+// one or two panels (decode, for_each_panel_pair). With kVnni (a VNNI table: kDot) a (group,
+// token) step is sign and one vpdpbusd, which multiplies |w| by the sign-moved activations
+// and adds a lane's 4 products into int32, where maddubs, madd and the add took three: the
+// same exact integers, so the same bits. One or two tokens then keep two int32 chains per
+// token and panel against vpdpbusd's latency.
+template <int T, int P, avx2::Dot kDot>
 inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                        const float* da, int64_t nb) {
+  static_assert(P == 1 || T == 1, "several panels for one token only");
+  constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
   const BlockQ8_0* a[T];
   for (int j = 0; j < T; ++j) {
     a[j] =
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
   }
-  __m256 acc[T];
-  for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+  __m256 acc[P][T];
+  for (int p = 0; p < P; ++p) {
+    for (int j = 0; j < T; ++j) acc[p][j] = _mm256_setzero_ps();
+  }
+  avx2::LinePrefetcher<> ahead[P];  // one token: the weights stream from memory
+  for (int p = 0; p < P; ++p) ahead[p] = avx2::LinePrefetcher<>(panel + p * g.w_stride);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ8_0x8BlockBytes;
-    if constexpr (T == 1) avx2::prefetch_stream(blk, 5);
-    __m256i dot[T][kChains];
-    for (int j = 0; j < T; ++j) {
-      for (int c = 0; c < kChains; ++c) dot[j][c] = _mm256_setzero_si256();
+    const uint8_t* blk[P];
+    for (int p = 0; p < P; ++p) {
+      blk[p] = panel + p * g.w_stride + b * kQ8_0x8BlockBytes;
+      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ8_0x8BlockBytes);
+    }
+    __m256i dot[P][T][kChains];
+    for (int p = 0; p < P; ++p) {
+      for (int j = 0; j < T; ++j) {
+        for (int c = 0; c < kChains; ++c) dot[p][j][c] = _mm256_setzero_si256();
+      }
     }
 #pragma GCC unroll 8
     for (int grp = 0; grp < kQ8_0x8Groups; ++grp) {
-      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * grp));
-      const __m256i aw = _mm256_sign_epi8(w, w);
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) {
+        const __m256i w =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[p] + 16 + 32 * grp));
+        const __m256i aw = _mm256_sign_epi8(w, w);
 #pragma GCC unroll 8
-      for (int j = 0; j < T; ++j) {
-        const __m256i s = _mm256_sign_epi8(avx2::broadcast4(a[j][b].qs + 4 * grp), w);
-        __m256i& d = dot[j][grp % kChains];
-        if constexpr (kVnni) {
-          d = avx2::dpbusd(d, aw, s);
-        } else {
-          d = _mm256_add_epi32(d, _mm256_madd_epi16(_mm256_maddubs_epi16(aw, s), ones));
-          avx2::keep_in_register(d);
+        for (int j = 0; j < T; ++j) {
+          const __m256i s = _mm256_sign_epi8(avx2::broadcast4(a[j][b].qs + 4 * grp), w);
+          __m256i& d = dot[p][j][grp % kChains];
+          if constexpr (kVnni) {
+            d = avx2::dpbusd<kDot>(d, aw, s);
+          } else {
+            d = _mm256_add_epi32(d, _mm256_madd_epi16(_mm256_maddubs_epi16(aw, s), ones));
+            avx2::keep_in_register(d);
+          }
         }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) {
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[p])));
 #pragma GCC unroll 8
-    for (int j = 0; j < T; ++j) {
-      __m256i d = dot[j][0];
-      if constexpr (kChains == 2) d = _mm256_add_epi32(d, dot[j][1]);
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(da[j * nb + b]));
-      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[j]);
+      for (int j = 0; j < T; ++j) {
+        __m256i d = dot[p][j][0];
+        if constexpr (kChains == 2) d = _mm256_add_epi32(d, dot[p][j][1]);
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(da[j * nb + b]));
+        acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[p][j]);
+      }
     }
   }
-  const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - r);
-  for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + p * kQ8_0PanelRows;
+    const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - first);
+    for (int j = 0; j < T; ++j)
+      avx2::store_rows(g.y + (t + j) * g.y_stride + first, acc[p][j], rows);
+  }
 }
 
-template <bool kVnni>
+template <avx2::Dot kDot>
 void gemm_packed_q8_0(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t nb = g.n / kQK;
   const float* da = token_scales(g, t0, t1);
+  if (t1 - t0 == 1) {
+    avx2::for_each_panel_pair<kQ8_0PanelRows>(g, r0, r1,
+                                              [&]<int P>(const uint8_t* panel, int64_t r) {
+                                                panel_tile<1, P, kDot>(g, panel, r, r1, t0, da, nb);
+                                              });
+    return;
+  }
   avx2::for_each_panel_tile<kQ8_0PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
-        panel_tile<T, kVnni>(g, panel, r, r1, t, da + (t - t0) * nb, nb);
+        panel_tile<T, 1, kDot>(g, panel, r, r1, t, da + (t - t0) * nb, nb);
       });
 }
 
 }  // namespace
 
-void fill_avxvnni_packed_q8_0(KernelTable& t) {
-  t.types[static_cast<uint32_t>(DType::kQ8_0)].packed.gemm = gemm_packed_q8_0<true>;
+void fill_vnni_packed_q8_0(KernelTable& t, bool evex) {
+  t.types[static_cast<uint32_t>(DType::kQ8_0)].packed.gemm =
+      evex ? gemm_packed_q8_0<avx2::Dot::kVnniEvex> : gemm_packed_q8_0<avx2::Dot::kVnniVex>;
 }
 
 void fill_avx2_packed_q8_0(KernelTable& t) {
@@ -127,7 +159,7 @@ void fill_avx2_packed_q8_0(KernelTable& t) {
   p.panel_rows = kQ8_0PanelRows;
   p.panel_bytes = q8_0x8_panel_bytes;
   p.pack_panel = pack_q8_0x8;
-  p.gemm = gemm_packed_q8_0<false>;
+  p.gemm = gemm_packed_q8_0<avx2::Dot::kMaddubs>;
 }
 
 }  // namespace cohort::kernels

@@ -1,6 +1,7 @@
 // What every packed AVX2 gemm shares (only kernels/x86 files include it): the decode prefetch
-// (which the read probe of avx2_probes.cpp takes too), and the loop over the panels of a
-// packed matrix, each in tiles of kTile tokens and one tile of the rest.
+// (which the read probe of avx2_probes.cpp takes too), and the loops over the panels of a
+// packed matrix: in pairs for one token, or each in tiles of kTile tokens and one tile of the
+// rest.
 #pragma once
 
 #include <immintrin.h>
@@ -28,6 +29,48 @@ inline void prefetch_stream(const void* p, int lines) {
   for (int l = 0; l < lines; ++l) {
     _mm_prefetch(static_cast<const char*>(p) + kAhead + 64 * l, _MM_HINT_T0);
   }
+}
+
+// Asks for each 64-byte line of a stream once, kAhead bytes before it is read: upto(p) asks for
+// the lines up to p + kAhead not yet asked for. prefetch_stream asks for a fixed count of lines
+// per block, which asks for some twice when a block is not a whole number of lines (Q4_0's 144
+// bytes, Q8_0's 272). On the Zen 4 VM of stop 19 those repeated requests cost more than the
+// prefetching gained: one panel at a time, 1B q4_0 tg64 on 2 threads read 27-36 tok/s with 3
+// lines per block and 53-59 with no prefetch at all (one round, interleaved); Q4_K and Q6_K,
+// whose requests are near one per line, lost without theirs. Q4_0 and Q8_0 decode take this.
+template <int64_t kAhead = kDecodePrefetchBytes>
+class LinePrefetcher {
+ public:
+  LinePrefetcher() = default;
+  explicit LinePrefetcher(const void* start) : next_(static_cast<const char*>(start) + kAhead) {}
+  void upto(const void* p) {
+    const char* end = static_cast<const char*>(p) + kAhead;
+    for (; next_ < end; next_ += 64) _mm_prefetch(next_, _MM_HINT_T0);
+  }
+
+ private:
+  const char* next_ = nullptr;
+};
+
+// Calls tile.template operator()<P>(panel, r) over the panels of rows [r0, r1) (r0 at a panel's
+// first row). With decode_in_pairs() (kernels/kernels.h): P = 2 for the panel holding row r
+// and the next (at panel + g.w_stride) while the next starts before r1, then P = 1 for a last
+// lone panel; else P = 1 for every panel, in order. Two panels at once give two independent
+// sums and two weight streams in flight: on the Xeon VM of stop 18, 1B Q4_0 tg64 +7% and 8B
+// +20%. One panel at a time reads the weights as one sequential stream: on the Zen 4 VM of
+// stop 19, where two short streams read in parallel cost the hardware prefetchers dearly (a
+// read test of 18 KiB panels: 34 GB/s one at a time, 20 two at a time), 1B tg64 on 2 threads
+// went from 44-47 to 53-59 tok/s (q4_0) and 42 to 63-65 (q4_K).
+template <int kPanelRows, typename Tile>
+void for_each_panel_pair(const GemmArgs& g, int64_t r0, int64_t r1, const Tile& tile) {
+  const auto* w = static_cast<const uint8_t*>(g.w);
+  int64_t r = r0;
+  if (decode_in_pairs()) {
+    for (; r + kPanelRows < r1; r += 2 * kPanelRows) {
+      tile.template operator()<2>(w + (r / kPanelRows) * g.w_stride, r);
+    }
+  }
+  for (; r < r1; r += kPanelRows) tile.template operator()<1>(w + (r / kPanelRows) * g.w_stride, r);
 }
 
 // Calls tile.template operator()<T>(panel, r, t) for the panel holding rows r .. r +

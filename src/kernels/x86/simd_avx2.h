@@ -155,12 +155,25 @@ inline __m256i broadcast4(const void* p) {
   return _mm256_set1_epi32(v);
 }
 
-// s + in each int32 lane the sum of its 4 byte products u8(a) x s8(b): AVX-VNNI's vpdpbusd
-// (VEX form), exact. Written as inline asm so that these files stay compiled for AVX2 alone:
-// only a kernel of the avx2_vnni table calls it, and that table exists only on a CPU with
-// AVX-VNNI (kernels::cpu_has_avx_vnni). The asm also keeps s in a register.
+// How a packed tile takes its int8 products: AVX2's maddubs (int16 pair sums, then madd or
+// int16 adds), or vpdpbusd into int32 in the VEX form (AVX-VNNI: Alder Lake, Sapphire
+// Rapids, Zen 5) or the EVEX form on the same 256-bit registers (AVX512-VNNI with AVX512VL:
+// Ice Lake servers and Zen 4, which lack the VEX form). Both vpdpbusd forms compute the same
+// exact integers, and these sums are exact in every form, so all three give the same bits.
+enum class Dot { kMaddubs, kVnniVex, kVnniEvex };
+
+// s + in each int32 lane the sum of its 4 byte products u8(a) x s8(b): vpdpbusd in kDot's
+// encoding. Written as inline asm so that these files stay compiled for AVX2 alone: only a
+// kernel of a VNNI table calls it, and such a table exists only on a CPU that runs its form
+// (kernels::cpu_has_avx_vnni, cpu_has_avx512_vnni). The asm also keeps s in a register.
+template <Dot kDot>
 inline __m256i dpbusd(__m256i s, __m256i a, __m256i b) {
-  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(s) : "x"(a), "x"(b));
+  static_assert(kDot != Dot::kMaddubs);
+  if constexpr (kDot == Dot::kVnniVex) {
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(s) : "x"(a), "x"(b));
+  } else {
+    __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+x"(s) : "x"(a), "x"(b));
+  }
   return s;
 }
 
