@@ -51,24 +51,28 @@ size_t q4_kx8_panel_bytes(int64_t n);
 void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
 // Q6_K, panels of 8 rows ("Q6_Kx8"). Per super-block of 256 columns, 1680 bytes (exactly the
-// file's 8 blocks):
+// file's 8 blocks), in the order a tile reads them (one sequential stream):
 //   d[8]        f16 super-block scale of rows 0..7
 //   scales[128] pair k of sub-blocks (2k, 2k + 1) of 16 columns, row i at 16k + 2i + s: the
 //               int8 scale of sub-block 2k + s
-//   ql[1024]    the low 4 bits of the codes: chunk c of 32 columns at 128c, in the Q4_0x8
-//               group arrangement (byte 4i + m of group g: code q[i][32c + 8g + m] low, code
-//               q[i][32c + 8g + 4 + m] high)
-//   qh[512]     the high 2 bits: chunk c at 64c, two planes p of 32 bytes; byte 4i + m of
-//               plane p serves groups 2p + s (s = 0, 1) of ql: its bits 4s..4s+1 are the high
-//               bits of the code in the low nibble of that group's byte 4i + m, bits
-//               4s+2..4s+3 those of the code in the high nibble.
+//   then for each chunk c of 32 columns, 192 bytes (kQ6_Kx8StepBytes) from
+//   q6_kx8_step(c):
+//     ql[128]   the low 4 bits of the codes, in the Q4_0x8 group arrangement (byte 32g +
+//               4i + m: code q[i][32c + 8g + m] low, code q[i][32c + 8g + 4 + m] high)
+//     qh[64]    the high 2 bits, two planes p of 32 bytes; byte 4i + m of plane p serves
+//               groups 2p + s (s = 0, 1) of ql: its bits 4s..4s+1 are the high bits of the
+//               code in the low nibble of that group's byte 4i + m, bits 4s+2..4s+3 those
+//               of the code in the high nibble.
 // Codes q in [0, 63] as in the file: value = d * scale * (q - 32); rows past the matrix are
 // all zero (their codes 0, scales 0).
 inline constexpr int64_t kQ6_KPanelRows = 8;
 inline constexpr size_t kQ6_Kx8ScalesOffset = 16;
-inline constexpr size_t kQ6_Kx8QlOffset = 144;
-inline constexpr size_t kQ6_Kx8QhOffset = kQ6_Kx8QlOffset + 1024;
-inline constexpr size_t kQ6_Kx8BlockBytes = kQ6_Kx8QhOffset + 512;
+inline constexpr size_t kQ6_Kx8StepsOffset = 144;
+inline constexpr size_t kQ6_Kx8StepBytes = 192;
+inline constexpr size_t kQ6_Kx8QhInStep = 128;
+inline constexpr size_t kQ6_Kx8BlockBytes = kQ6_Kx8StepsOffset + 8 * kQ6_Kx8StepBytes;
+// Where chunk c's ql bytes start in a block (its qh bytes kQ6_Kx8QhInStep further on).
+constexpr size_t q6_kx8_step(int c) { return kQ6_Kx8StepsOffset + kQ6_Kx8StepBytes * c; }
 size_t q6_kx8_panel_bytes(int64_t n);
 void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 

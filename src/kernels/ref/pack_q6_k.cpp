@@ -38,9 +38,9 @@ void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, 
           for (int m = 0; m < 4; ++m) {
             const int lo = q6_k_code(x, 32 * c + 8 * g + m);
             const int hi = q6_k_code(x, 32 * c + 8 * g + 4 + m);
-            blk[kQ6_Kx8QlOffset + 128 * c + 32 * g + 4 * i + m] =
+            blk[q6_kx8_step(c) + 32 * g + 4 * i + m] =
                 static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
-            uint8_t& plane = blk[kQ6_Kx8QhOffset + 64 * c + 32 * (g / 2) + 4 * i + m];
+            uint8_t& plane = blk[q6_kx8_step(c) + kQ6_Kx8QhInStep + 32 * (g / 2) + 4 * i + m];
             plane = static_cast<uint8_t>(plane | (((lo >> 4) | ((hi >> 4) << 2)) << (4 * (g % 2))));
           }
         }

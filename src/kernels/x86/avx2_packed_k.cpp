@@ -201,13 +201,12 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   store_tile<P, T>(g, acc, r, r1, t);
 }
 
-// How far ahead a one-token Q6_Kx8 tile asks for its bytes: whole super-blocks. Each step
-// reads two places of a block at once (ql 128 bytes, qh 64 bytes 1024 further on), so a
-// distance in bytes that is not a whole number of blocks does not put both equally far ahead
-// in time: at 1024 bytes the qh lines were asked for barely before they were read. 1B Q6_K
-// tg64 (stop 18, interleaved runs): 1 thread 13.4, 14.0 -> 15.3, 16.8 tok/s, 2 threads 24.8,
-// 23.2 -> 28.6, 28.3 against 1024 bytes; 4 and 5 blocks measured the same as 2, 8192 bytes
-// a little lower. Q4_K and Q4_0 read their blocks in order and lose at 2048 bytes and more.
+// How far ahead a one-token Q6_Kx8 tile asks for its lines (once each: LinePrefetcher): two
+// super-blocks. Stop 18 measured this distance best (1B Q6_K tg64 on the Xeon VM, 2 threads
+// 24.8, 23.2 -> 28.6, 28.3 tok/s against 1024 bytes) when a block kept its ql and qh bytes
+// 1024 apart; since stop 20 a block is one sequential stream (packed_layouts.h), which on
+// the Zen 4 VM took one thread out of cache from 9 to 21-23 GB/s (kernels_bench 32768 x 4096
+// x 1) and 1B tg64 on 2 threads from 20 to 35-54 tok/s.
 constexpr int64_t kQ6_KDecodeAhead = 2 * kQ6_Kx8BlockBytes;
 
 // P Q6_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
@@ -227,12 +226,16 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                        8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
       _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
                        9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
+  avx2::LinePrefetcher<kQ6_KDecodeAhead> ahead[P];  // one token: the weights stream from memory
+  for (int p = 0; p < P; ++p) {
+    ahead[p] = avx2::LinePrefetcher<kQ6_KDecodeAhead>(panel + p * g.w_stride);
+  }
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * kQ6_Kx8BlockBytes;
-      if constexpr (T == 1) avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p], 3);
+      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ6_Kx8StepsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int c = 0; c < 8; ++c) {
@@ -240,8 +243,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
         if constexpr (T == 1) {
-          avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p] + kQ6_Kx8QlOffset + 128 * c, 2);
-          avx2::prefetch_stream<kQ6_KDecodeAhead>(blk[p] + kQ6_Kx8QhOffset + 64 * c, 1);
+          ahead[p].upto(blk[p] + q6_kx8_step(c + 1));
         }
         const __m256i pair = _mm256_broadcastsi128_si256(_mm_loadu_si128(
             reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * c)));
@@ -252,8 +254,8 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
-          const uint8_t* ql = blk[p] + kQ6_Kx8QlOffset + 128 * c;
-          const uint8_t* qh = blk[p] + kQ6_Kx8QhOffset + 64 * c;
+          const uint8_t* ql = blk[p] + q6_kx8_step(c);
+          const uint8_t* qh = ql + kQ6_Kx8QhInStep;
           const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
           const __m256i h =
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));

@@ -37,7 +37,8 @@ inline void prefetch_stream(const void* p, int lines) {
 // bytes, Q8_0's 272). On the Zen 4 VM of stop 19 those repeated requests cost more than the
 // prefetching gained: one panel at a time, 1B q4_0 tg64 on 2 threads read 27-36 tok/s with 3
 // lines per block and 53-59 with no prefetch at all (one round, interleaved); Q4_K and Q6_K,
-// whose requests are near one per line, lost without theirs. Q4_0 and Q8_0 decode take this.
+// whose requests are near one per line, lost without theirs. Q4_0, Q8_0 and (since its blocks
+// became one stream in stop 20) Q6_K decode take this.
 template <int64_t kAhead = kDecodePrefetchBytes>
 class LinePrefetcher {
  public:
