@@ -27,7 +27,8 @@ struct BenchConfig {
   bool huge_pages = false;
   std::string kv_type = "f16";
   std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
-  std::string decode_pairs = "auto";  // on, off: kernels::set_decode_in_pairs; auto: the CPU's
+  std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
+  std::string decode_prefetch = "auto";  // on, off: kernels::set_decode_prefetch; auto: the CPU's
 };
 
 // The kernel table named `isa` among those this CPU runs, or null (the names it runs in
@@ -54,6 +55,7 @@ int bench(const BenchConfig& cfg) {
     return usage_error("-p 0 and -n 0 leave nothing to measure");
   }
   if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
+  if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
   ThreadPool pool(cfg.threads);
   std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
   const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
@@ -165,6 +167,11 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--decode-pairs", cfg->decode_pairs,
                   "Packed decode products two panels per pass (on) or one (off); auto: on for "
                   "Intel CPUs, off for others")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--decode-prefetch", cfg->decode_prefetch,
+                  "Packed decode products (and the read probe) prefetch their weights (on) or "
+                  "leave it to the hardware (off); auto: on for Intel CPUs, off for others")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   add_bench_cluster_command(*cmd, runner);

@@ -107,11 +107,22 @@ std::atomic<bool>& decode_pairs_setting() {
   return on;
 }
 
+std::atomic<bool>& decode_prefetch_setting() {
+  static std::atomic<bool> on{cpu_is_intel()};
+  return on;
+}
+
 }  // namespace
 
 bool decode_in_pairs() { return decode_pairs_setting().load(std::memory_order_relaxed); }
 
 void set_decode_in_pairs(bool on) { decode_pairs_setting().store(on, std::memory_order_relaxed); }
+
+bool decode_prefetch() { return decode_prefetch_setting().load(std::memory_order_relaxed); }
+
+void set_decode_prefetch(bool on) {
+  decode_prefetch_setting().store(on, std::memory_order_relaxed);
+}
 
 bool cpu_has_avx_vnni() {
 #if defined(__x86_64__)

@@ -139,4 +139,13 @@ std::array<const KernelTable*, 3> available();
 bool decode_in_pairs();
 void set_decode_in_pairs(bool on);
 
+// Whether the packed one-token products (and the roofline's read probe, which reads the way
+// they do) ask for their weight lines ahead of the loads with prefetch instructions, or leave
+// it to the hardware prefetchers: the same bits either way. By default on where the CPU is
+// Intel's (the Xeon VM of stop 18 read 15.0 GB/s on one thread with plain loads, 18.7 with
+// prefetches), off elsewhere (the Zen 4 VM of stops 19-20: 36 against 32, and the Q4_K decode
+// tile 24 GB/s against 18-19); tests and `cohort bench --decode-prefetch` set it.
+bool decode_prefetch();
+void set_decode_prefetch(bool on);
+
 }  // namespace cohort::kernels

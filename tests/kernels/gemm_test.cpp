@@ -44,17 +44,27 @@ std::vector<const KernelTable*> tables() {
   return v;
 }
 
-// Sets kernels::decode_in_pairs for a scope, then puts back what it was.
-class DecodeInPairs {
+// Sets how decode reads its weights (kernels::decode_in_pairs and decode_prefetch) for a
+// scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch.
+class DecodeReads {
  public:
-  explicit DecodeInPairs(bool on) : was_(decode_in_pairs()) { set_decode_in_pairs(on); }
-  ~DecodeInPairs() { set_decode_in_pairs(was_); }
-  DecodeInPairs(const DecodeInPairs&) = delete;
-  DecodeInPairs& operator=(const DecodeInPairs&) = delete;
+  explicit DecodeReads(int mode) : pairs_(decode_in_pairs()), prefetch_(decode_prefetch()) {
+    set_decode_in_pairs(mode & 1);
+    set_decode_prefetch(mode & 2);
+  }
+  ~DecodeReads() {
+    set_decode_in_pairs(pairs_);
+    set_decode_prefetch(prefetch_);
+  }
+  DecodeReads(const DecodeReads&) = delete;
+  DecodeReads& operator=(const DecodeReads&) = delete;
 
  private:
-  bool was_;
+  bool pairs_, prefetch_;
 };
+
+// Every DecodeReads mode.
+constexpr int kDecodeReadModes[] = {0, 1, 2, 3};
 
 std::vector<float> random_floats(uint64_t seed, int64_t n, float scale) {
   Rng rng(seed);
@@ -320,13 +330,13 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
       const Problem p(t, is_k_quant(t) ? 1024 : 1024 + 64, 3 * 8 + 5, 9, 21, scale);
       const PackedProblem pp(p, *avx2);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
-        for (const bool pairs : {false, true}) {
-          const DecodeInPairs setting(pairs);
+        for (const int mode : kDecodeReadModes) {
+          const DecodeReads setting(mode);
           std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
           ops_of(*avx2, t).packed.gemm(pp.args(want.data()), 0, p.rows, 0, tokens);
           ops_of(*vnni, t).packed.gemm(pp.args(got.data()), 0, p.rows, 0, tokens);
           EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " pairs=" << pairs;
+              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode;
         }
       }
     }
@@ -358,8 +368,8 @@ TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
       }
       EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
           << k->isa << " " << dtype_name(t);
-      for (const bool pairs : {false, true}) {
-        const DecodeInPairs setting(pairs);
+      for (const int mode : kDecodeReadModes) {
+        const DecodeReads setting(mode);
         std::fill(single.begin(), single.end(), NAN);
         for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
         // Row pieces too: a lone first panel, a pair, then a lone cut panel.
@@ -370,9 +380,9 @@ TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
           }
         }
         EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0)
-            << k->isa << " " << dtype_name(t) << " pairs " << pairs;
+            << k->isa << " " << dtype_name(t) << " decode mode " << mode;
         EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), whole.size() * sizeof(float)), 0)
-            << k->isa << " " << dtype_name(t) << " pairs " << pairs << ", row pieces";
+            << k->isa << " " << dtype_name(t) << " decode mode " << mode << ", row pieces";
       }
     }
   }

@@ -86,11 +86,13 @@ void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p) lo[p] = hi[p] = _mm256_setzero_ps();
   int64_t k = 0;
-  // Two columns (one 64-byte line of each panel) per step, one prefetch per panel and line.
+  // Two columns (one 64-byte line of each panel) per step, one prefetch per panel and line
+  // when decode_prefetch().
+  const bool ahead = decode_prefetch();
   for (; k + 2 <= g.n; k += 2) {
+    if (ahead) {
 #pragma GCC unroll 8
-    for (int p = 0; p < P; ++p) {
-      avx2::prefetch_stream(w[p] + k * kColBytes, 1);
+      for (int p = 0; p < P; ++p) avx2::prefetch_stream(w[p] + k * kColBytes, 1);
     }
     decode_column<P>(w, a, k, lo, hi);
     decode_column<P>(w, a, k + 1, lo, hi);

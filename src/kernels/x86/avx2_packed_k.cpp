@@ -111,12 +111,14 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   const __m256i scale_pairs =
       _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,  //
                        4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
+  avx2::LinePrefetcher<> ahead[P];  // one token: the weights stream from memory
+  for (int p = 0; p < P; ++p) ahead[p] = avx2::LinePrefetcher<>(panel + p * g.w_stride);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * kQ4_Kx8BlockBytes;
-      if constexpr (T == 1) avx2::prefetch_stream(blk[p], 3);
+      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ4_Kx8QsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int sb = 0; sb < 8; ++sb) {
@@ -124,7 +126,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       __m256i part[P][T][kChains];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) avx2::prefetch_stream(blk[p] + kQ4_Kx8QsOffset + 128 * sb, 2);
+        if constexpr (T == 1) ahead[p].upto(blk[p] + kQ4_Kx8QsOffset + 128 * (sb + 1));
         for (int j = 0; j < T; ++j) {
           for (int c = 0; c < kChains; ++c) part[p][j][c] = _mm256_setzero_si256();
         }

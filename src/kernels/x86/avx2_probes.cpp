@@ -8,17 +8,19 @@
 namespace cohort::kernels {
 namespace {
 
-// The read probe asks for its lines as far ahead as the decode tiles do (prefetch_stream):
-// the roofline is the most a kernel that reads this way can get, and the decode kernels do.
-// Plain loads alone left bandwidth unused: on the Xeon VM of stop 18 a 2 GiB read gave 29.0
-// GB/s best on 2 threads and 15.0 on 1 without, 33.5 and 18.7 with, and F16 decode had read
-// 106% of the old figure.
-float read_sum(const float* x, int64_t n) {
+// The read probe reads the way the decode tiles do: with decode_prefetch() it asks for its
+// lines as far ahead as they do (prefetch_stream), else it leaves that to the hardware. Where
+// prefetching pays, plain loads leave bandwidth unused (the Xeon VM of stop 18: a 2 GiB read
+// gave 29.0 GB/s best on 2 threads and 15.0 on 1 without, 33.5 and 18.7 with, and F16 decode
+// had read 106% of the plain figure); where it costs, they read more (the Zen 4 VM of stop
+// 19: 36 GB/s on one thread against 32).
+template <bool kAhead>
+float read_sum_as(const float* x, int64_t n) {
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
   __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    avx2::prefetch_stream(x + i, 2);
+    if constexpr (kAhead) avx2::prefetch_stream(x + i, 2);
     s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
     s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
     s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
@@ -27,6 +29,10 @@ float read_sum(const float* x, int64_t n) {
   float s = avx2::hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
   for (; i < n; ++i) s += x[i];
   return s;
+}
+
+float read_sum(const float* x, int64_t n) {
+  return decode_prefetch() ? read_sum_as<true>(x, n) : read_sum_as<false>(x, n);
 }
 
 double fma_loop(int64_t iters, float* sink) {

@@ -13,9 +13,10 @@
 
 namespace cohort::kernels::avx2 {
 
-// Decode streams each panel once, and a one-token tile does too little work per byte for the
-// hardware prefetchers alone to keep memory busy: the packed gemms' one-token tiles ask for
-// the bytes this far ahead of those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 ->
+// Decode streams each panel once, and on some CPUs a one-token tile does too little work per
+// byte for the hardware prefetchers alone to keep memory busy: there (decode_prefetch(),
+// kernels/kernels.h) the packed gemms' one-token tiles ask for the bytes this far ahead of
+// those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 ->
 // 43-45 tok/s with it (stop 16). Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192
 // into L2 on all five packed types (1B, tg64, 2 threads, interleaved runs): every setting
 // within 5% of the others, the order changing from round to round; kept as it was. Q6_K, which
@@ -36,21 +37,25 @@ inline void prefetch_stream(const void* p, int lines) {
 // per block, which asks for some twice when a block is not a whole number of lines (Q4_0's 144
 // bytes, Q8_0's 272). On the Zen 4 VM of stop 19 those repeated requests cost more than the
 // prefetching gained: one panel at a time, 1B q4_0 tg64 on 2 threads read 27-36 tok/s with 3
-// lines per block and 53-59 with no prefetch at all (one round, interleaved); Q4_K and Q6_K,
-// whose requests are near one per line, lost without theirs. Q4_0, Q8_0 and (since its blocks
-// became one stream in stop 20) Q6_K decode take this.
+// lines per block and 53-59 with no prefetch at all (one round, interleaved). Every packed
+// one-token tile but F16's takes this (Q6_K since its blocks became one stream and Q4_K since
+// stop 20), and it asks for nothing unless decode_prefetch().
 template <int64_t kAhead = kDecodePrefetchBytes>
 class LinePrefetcher {
  public:
   LinePrefetcher() = default;
-  explicit LinePrefetcher(const void* start) : next_(static_cast<const char*>(start) + kAhead) {}
+  // Asks for nothing unless decode_prefetch() (kernels/kernels.h).
+  explicit LinePrefetcher(const void* start)
+      : next_(static_cast<const char*>(start) + kAhead), on_(decode_prefetch()) {}
   void upto(const void* p) {
+    if (!on_) return;
     const char* end = static_cast<const char*>(p) + kAhead;
     for (; next_ < end; next_ += 64) _mm_prefetch(next_, _MM_HINT_T0);
   }
 
  private:
   const char* next_ = nullptr;
+  bool on_ = false;
 };
 
 // Calls tile.template operator()<P>(panel, r) over the panels of rows [r0, r1) (r0 at a panel's
