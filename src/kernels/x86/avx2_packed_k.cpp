@@ -111,14 +111,13 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   const __m256i scale_pairs =
       _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,  //
                        4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
-  avx2::LinePrefetcher<> ahead[P];  // one token: the weights stream from memory
-  for (int p = 0; p < P; ++p) ahead[p] = avx2::LinePrefetcher<>(panel + p * g.w_stride);
+  avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);  // one token: the weights stream
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * kQ4_Kx8BlockBytes;
-      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ4_Kx8QsOffset);
+      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int sb = 0; sb < 8; ++sb) {
@@ -126,7 +125,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       __m256i part[P][T][kChains];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) ahead[p].upto(blk[p] + kQ4_Kx8QsOffset + 128 * (sb + 1));
+        if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset + 128 * (sb + 1));
         for (int j = 0; j < T; ++j) {
           for (int c = 0; c < kChains; ++c) part[p][j][c] = _mm256_setzero_si256();
         }
@@ -228,25 +227,20 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                        8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
       _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
                        9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
-  avx2::LinePrefetcher<kQ6_KDecodeAhead> ahead[P];  // one token: the weights stream from memory
-  for (int p = 0; p < P; ++p) {
-    ahead[p] = avx2::LinePrefetcher<kQ6_KDecodeAhead>(panel + p * g.w_stride);
-  }
+  avx2::PanelPrefetchers<P, kQ6_KDecodeAhead> ahead(panel, g.w_stride);  // one token
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * kQ6_Kx8BlockBytes;
-      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ6_Kx8StepsOffset);
+      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ6_Kx8StepsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int c = 0; c < 8; ++c) {
       __m256i sc[P][2];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) {
-          ahead[p].upto(blk[p] + q6_kx8_step(c + 1));
-        }
+        if constexpr (T == 1) ahead.upto(p, blk[p] + q6_kx8_step(c + 1));
         const __m256i pair = _mm256_broadcastsi128_si256(_mm_loadu_si128(
             reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * c)));
         sc[p][0] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8);

@@ -147,11 +147,8 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
   const auto* a =
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   __m256 acc[P];
-  avx2::LinePrefetcher<> ahead[P];
-  for (int p = 0; p < P; ++p) {
-    acc[p] = _mm256_setzero_ps();
-    ahead[p] = avx2::LinePrefetcher<>(panel0 + p * g.w_stride);
-  }
+  for (int p = 0; p < P; ++p) acc[p] = _mm256_setzero_ps();
+  avx2::PanelPrefetchers<P> ahead(panel0, g.w_stride);
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
@@ -159,7 +156,7 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
 #pragma GCC unroll 2
     for (int p = 0; p < P; ++p) {
       blk[p] = panel0 + p * g.w_stride + b * kQ4_0x8BlockBytes;
-      ahead[p].upto(blk[p] + kQ4_0x8BlockBytes);
+      ahead.upto(p, blk[p] + kQ4_0x8BlockBytes);
       for (int c = 0; c < kChains; ++c) sum[p][c] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 4

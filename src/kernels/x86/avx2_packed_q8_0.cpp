@@ -75,14 +75,13 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   for (int p = 0; p < P; ++p) {
     for (int j = 0; j < T; ++j) acc[p][j] = _mm256_setzero_ps();
   }
-  avx2::LinePrefetcher<> ahead[P];  // one token: the weights stream from memory
-  for (int p = 0; p < P; ++p) ahead[p] = avx2::LinePrefetcher<>(panel + p * g.w_stride);
+  avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);  // one token: the weights stream
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * kQ8_0x8BlockBytes;
-      if constexpr (T == 1) ahead[p].upto(blk[p] + kQ8_0x8BlockBytes);
+      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ8_0x8BlockBytes);
     }
     __m256i dot[P][T][kChains];
     for (int p = 0; p < P; ++p) {

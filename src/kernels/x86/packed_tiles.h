@@ -16,11 +16,11 @@ namespace cohort::kernels::avx2 {
 // Decode streams each panel once, and on some CPUs a one-token tile does too little work per
 // byte for the hardware prefetchers alone to keep memory busy: there (decode_prefetch(),
 // kernels/kernels.h) the packed gemms' one-token tiles ask for the bytes this far ahead of
-// those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 ->
-// 43-45 tok/s with it (stop 16). Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192
-// into L2 on all five packed types (1B, tg64, 2 threads, interleaved runs): every setting
-// within 5% of the others, the order changing from round to round; kept as it was. Q6_K, which
-// reads two places of a block at once, takes whole blocks instead (kQ6_KDecodeAhead).
+// those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 -> 43-45 tok/s with it (stop 16).
+// Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192 into L2 on all five packed
+// types (1B, tg64, 2 threads, interleaved runs): every setting within 5% of the others, the
+// order changing from round to round; kept as it was. Q6_K takes two whole blocks instead
+// (kQ6_KDecodeAhead, measured when its blocks were read at two places at once).
 constexpr int kDecodePrefetchBytes = 1024;
 
 // Asks for `lines` 64-byte lines from kAhead bytes past p. A prefetch never faults, so p may
@@ -56,6 +56,21 @@ class LinePrefetcher {
  private:
   const char* next_ = nullptr;
   bool on_ = false;
+};
+
+// A LinePrefetcher for each of P panels w_stride bytes apart from the first: what a P-panel
+// one-token tile streams.
+template <int P, int64_t kAhead = kDecodePrefetchBytes>
+class PanelPrefetchers {
+ public:
+  PanelPrefetchers(const uint8_t* panel, size_t w_stride) {
+    for (int p = 0; p < P; ++p) line_[p] = LinePrefetcher<kAhead>(panel + p * w_stride);
+  }
+  // Panel p's lines up to at + kAhead.
+  void upto(int p, const void* at) { line_[p].upto(at); }
+
+ private:
+  LinePrefetcher<kAhead> line_[P];
 };
 
 // Calls tile.template operator()<P>(panel, r) over the panels of rows [r0, r1) (r0 at a panel's
