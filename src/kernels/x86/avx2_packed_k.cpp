@@ -104,9 +104,13 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   static_assert(P == 1 || T == 1, "several panels for one token only");
   constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
+  // With two chains the second holds the high nibbles' products: taken in place (v & 0xF0,
+  // 16 x the code) they need no shift per group, only one per sub-block (an exact division,
+  // the chain's sum being a multiple of 16). The same exact integers, so the same bits.
+  constexpr bool kInPlaceHigh = kChains == 2;
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T] = {};
-  const __m256i low = _mm256_set1_epi8(0x0F);
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   // Row i's scale byte (of the 8 broadcast to both halves) into both int16 halves of lane i.
   const __m256i scale_pairs =
       _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,  //
@@ -134,10 +138,13 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
-          const __m256i v = _mm256_loadu_si256(
+          __m256i v = _mm256_loadu_si256(
               reinterpret_cast<const __m256i*>(blk[p] + kQ4_Kx8QsOffset + 128 * sb + 32 * grp));
+          avx2::keep_in_register(v);  // one load, not one per use
           const __m256i lo = _mm256_and_si256(v, low);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+          // kInPlaceHigh: 16 x the high codes, their chain divided by 16 per sub-block.
+          const __m256i hi = kInPlaceHigh ? _mm256_and_si256(v, high)
+                                          : _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
@@ -162,7 +169,11 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             __m256i dot = part[p][j][0];
-            if constexpr (kChains == 2) dot = _mm256_add_epi32(dot, part[p][j][1]);
+            if constexpr (kInPlaceHigh) {
+              dot = _mm256_add_epi32(dot, _mm256_srai_epi32(part[p][j][1], 4));
+            } else if constexpr (kChains == 2) {
+              dot = _mm256_add_epi32(dot, part[p][j][1]);
+            }
             sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_mullo_epi32(dot, sc));
           }
         } else {
