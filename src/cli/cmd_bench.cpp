@@ -25,6 +25,7 @@ struct BenchConfig {
   bool no_gemm = false;
   bool no_pack = false;
   bool huge_pages = false;
+  bool no_bracket = false;  // tg repetitions without the read probe around each
   std::string kv_type = "f16";
   std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
   std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
@@ -101,6 +102,13 @@ int bench(const BenchConfig& cfg) {
                static_cast<long long>(cfg.batch), cfg.kv_type.c_str());
   runtime::BenchOptions options = cfg.options;
   options.kv_type = *dtype_from_name(cfg.kv_type);  // one of the names the flag accepts
+  // The read probe around each tg repetition: made here, after the model is open, so that
+  // its buffer is gone once the bench is.
+  std::unique_ptr<runtime::ReadProbe> probe;
+  if (!cfg.no_bracket && options.n_gen > 0) {
+    probe = std::make_unique<runtime::ReadProbe>(kernels::best(), pool);
+    options.bracket = probe.get();
+  }
   model::ExpertUsage usage;
   auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, options, &usage);
   if (!results.is_ok()) {
@@ -159,6 +167,9 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "Copy the model into memory backed by 2 MiB pages instead of mapping the file");
   cmd->add_flag("--no-gemm", cfg->no_gemm,
                 "Prompts without the batched kernels (one dot product per row and token)");
+  cmd->add_flag("--no-bracket", cfg->no_bracket,
+                "Generation repetitions without a read probe just before and after each (the "
+                "bracketed fraction of read bandwidth)");
   cmd->add_flag("--no-pack", cfg->no_pack,
                 "Multiply the weights in the file's layout instead of packed panels of rows");
   cmd->add_option(

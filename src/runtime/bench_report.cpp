@@ -35,6 +35,20 @@ namespace {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// "[a,b,c]" of v.
+std::string json_array(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += format("%s%.6g", i ? "," : "", v[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roofline& roof) {
@@ -45,24 +59,36 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
   const uint64_t params = prompt ? m.prompt_params_per_token : m.params_per_token;
   f.gflops = 2.0 * static_cast<double>(params) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
+  if (!r.rep_read_gbps.empty() && r.rep_read_gbps.size() == r.rep_tok_s.size()) {
+    const double bytes = static_cast<double>(m.bytes_per_token + r.kv_bytes_per_token);
+    std::vector<double> fracs;
+    for (size_t i = 0; i < r.rep_tok_s.size(); ++i) {
+      fracs.push_back(ratio(bytes * r.rep_tok_s[i] / 1e9, r.rep_read_gbps[i]));
+    }
+    f.bw_frac_bracketed = median(fracs);
+    f.read_gbps_bracketed = median(r.rep_read_gbps);
+  }
   return f;
 }
 
 std::string bench_table_header() {
-  return format("| %-28s | %-6s | %10s | %8s | %7s | %13s | %20s | %16s |\n", "model", "type",
-                "size", "params", "threads", "test", "t/s", "of roofline") +
+  return format("| %-28s | %-6s | %10s | %8s | %7s | %13s | %20s | %32s |\n", "model", "type",
+                "size", "params", "threads", "test", "t/s", "of roofline (bracketed reads)") +
          "| ---------------------------- | ------ | ---------: | -------: | ------: | "
          "------------: | "
-         "-------------------: | ---------------: |\n";
+         "-------------------: | -------------------------------: |\n";
 }
 
 std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof) {
   const BenchFigures f = bench_figures(m, r, roof);
   const bool tg = r.test.rfind("tg", 0) == 0;
-  const std::string roofline = tg ? format("%6.1f GB/s %3.0f%%", f.gbps, 100 * f.bw_frac)
-                                  : format("%5.0f GFLOP/s %3.0f%%", f.gflops, 100 * f.fma_frac);
-  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %13s | %10.2f ± %7.2f | %16s |\n",
+  std::string roofline = tg ? format("%6.1f GB/s %3.0f%%", f.gbps, 100 * f.bw_frac)
+                            : format("%5.0f GFLOP/s %3.0f%%", f.gflops, 100 * f.fma_frac);
+  if (tg && f.read_gbps_bracketed > 0) {
+    roofline += format(" (%3.0f%% of %5.1f)", 100 * f.bw_frac_bracketed, f.read_gbps_bracketed);
+  }
+  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %13s | %10.2f ± %7.2f | %32s |\n",
                 m.name.c_str(), m.type.c_str(), static_cast<double>(m.model_bytes) / (1 << 20),
                 static_cast<double>(m.params_per_token) / 1e6, threads, r.test.c_str(), r.tok_s,
                 r.tok_s_sd, roofline.c_str());
@@ -71,12 +97,12 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof) {
   const BenchFigures f = bench_figures(m, r, roof);
-  return format(
+  const std::string head = format(
       "{\"model\":%s,\"type\":%s,\"isa\":%s,\"threads\":%d,\"test\":%s,\"n_tokens\":%lld,"
       "\"depth\":%lld,\"kv_bytes_per_token\":%llu,"
       "\"tok_s\":%.6g,\"tok_s_sd\":%.6g,\"bytes\":%llu,\"bytes_per_token\":%llu,"
       "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f,"
-      "\"kv_type\":%s,\"kv_bytes_per_pos\":%llu}",
+      "\"kv_type\":%s,\"kv_bytes_per_pos\":%llu",
       json_string(m.name).c_str(), json_string(m.type).c_str(), json_string(roof.isa).c_str(),
       threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens),
       static_cast<long long>(r.depth), static_cast<unsigned long long>(r.kv_bytes_per_token),
@@ -84,6 +110,14 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       static_cast<unsigned long long>(m.bytes_per_token),
       static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac,
       json_string(r.kv_type).c_str(), static_cast<unsigned long long>(r.kv_bytes_per_pos));
+  // The arrays grow with -r: appended, not formatted (format() stops at 1023 characters).
+  std::string line = head + ",\"rep_tok_s\":" + json_array(r.rep_tok_s);
+  if (!r.rep_read_gbps.empty()) {
+    line += format(",\"bw_frac_bracketed\":%.4f,\"read_gbps_bracketed\":%.6g", f.bw_frac_bracketed,
+                   f.read_gbps_bracketed);
+    line += ",\"rep_read_gbps\":" + json_array(r.rep_read_gbps);
+  }
+  return line + "}";
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {

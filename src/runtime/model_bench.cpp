@@ -38,6 +38,7 @@ BenchResult summarize(std::string test, int64_t n_tokens, const std::vector<doub
   BenchResult r;
   r.test = std::move(test);
   r.n_tokens = n_tokens;
+  r.rep_tok_s = tok_s;
   double sum = 0;
   for (double v : tok_s) sum += v;
   r.tok_s = sum / static_cast<double>(tok_s.size());
@@ -156,9 +157,11 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   if (o.n_gen > 0) {
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
     const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
-    std::vector<double> tok_s;
+    std::vector<double> tok_s, read_gbps;
+    double probe_before = 0;
     for (int rep = 0; rep <= o.reps; ++rep) {
       COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
+      if (o.bracket && rep == 1) probe_before = o.bracket->best_gbps(o.bracket_passes);
       const double t0 = now_s();
       for (int64_t i = 0; i < o.n_gen; ++i) {
         model::ForwardIo io;
@@ -167,9 +170,16 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
         COHORT_RETURN_IF_ERROR(model.forward(1, o.depth + kGenPromptTokens + i, kv, io));
       }
       const double dt = now_s() - t0;
-      if (rep > 0) tok_s.push_back(static_cast<double>(o.n_gen) / dt);
+      if (rep == 0) continue;
+      tok_s.push_back(static_cast<double>(o.n_gen) / dt);
+      if (o.bracket) {
+        const double probe_after = o.bracket->best_gbps(o.bracket_passes);
+        read_gbps.push_back(std::max(probe_before, probe_after));
+        probe_before = probe_after;
+      }
     }
     out.push_back(summarize(test_name("tg", o.n_gen, o.depth), o.n_gen, tok_s));
+    out.back().rep_read_gbps = std::move(read_gbps);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
   }

@@ -21,6 +21,7 @@
 #include "format/gguf.h"
 #include "kernels/kernels.h"
 #include "model/moe_ffn.h"
+#include "runtime/roofline.h"
 
 namespace cohort::runtime {
 
@@ -47,6 +48,11 @@ struct BenchOptions {
   int reps = 3;                 // timed repetitions, >= 1
   int64_t depth = 0;            // cache positions filled before each test
   DType kv_type = DType::kF16;  // the cache's element type (f16, f32 or q8_0)
+  // Optional: reads `bracket_passes` passes of this probe before the tg test's first timed
+  // repetition and after each, so that each repetition has the memory speed of its own
+  // minutes (BenchResult::rep_read_gbps).
+  ReadProbe* bracket = nullptr;
+  int bracket_passes = 16;
 };
 
 // Positions of the untimed prompt before a tg test.
@@ -63,6 +69,10 @@ struct BenchResult {
   uint64_t kv_bytes_per_pos = 0;  // cache bytes of one position (keys and values, all layers)
   double tok_s = 0;               // mean over repetitions
   double tok_s_sd = 0;            // sample standard deviation (0 for one repetition)
+  std::vector<double> rep_tok_s;  // each timed repetition's tok/s
+  // With BenchOptions::bracket, for a tg test: per repetition, the better of the probe's
+  // best pass just before it and just after it (GB/s); else empty.
+  std::vector<double> rep_read_gbps;
 };
 
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,

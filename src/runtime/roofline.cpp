@@ -56,19 +56,27 @@ struct ReadSpread {
   int passes = 0;
 };
 
-// GB/s of reads of successive windows of x by every thread of pool (all) or the calling
-// thread alone, pass after pass until kMinReadPasses are done and kReadSeconds have passed
-// (or kMaxReadPasses): best, median and slowest pass, and how many.
+// How many read passes to time: at least min_passes, then until `seconds` have passed, at
+// most max_passes; after `warmup` untimed ones.
+struct ReadPasses {
+  int warmup = kWarmupPasses, min_passes = kMinReadPasses, max_passes = kMaxReadPasses;
+  double seconds = kReadSeconds;
+};
+
+// GB/s of reads of successive windows of x (from window `first` on, wrapping) by every
+// thread of pool (all) or the calling thread alone, as many passes as count says: best, median
+// and slowest pass, and how many.
 ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const float* x,
-                     int64_t buffer_floats, bool all) {
+                     int64_t buffer_floats, bool all, const ReadPasses& count = {},
+                     int64_t first = 0) {
   std::vector<float> sums(static_cast<size_t>(pool.size()), 0.0f);
   std::vector<double> gbps;
   const int64_t kWindows = buffer_floats / kWindowFloats;
   const double start = now_s();
-  for (int pass = 0; pass < kWarmupPasses + kMaxReadPasses; ++pass) {
-    const int timed = pass - kWarmupPasses;
-    if (timed >= kMinReadPasses && now_s() - start > kReadSeconds) break;
-    const float* w = x + (pass % kWindows) * kWindowFloats;
+  for (int pass = 0; pass < count.warmup + count.max_passes; ++pass) {
+    const int timed = pass - count.warmup;
+    if (timed >= count.min_passes && now_s() - start > count.seconds) break;
+    const float* w = x + ((first + pass) % kWindows) * kWindowFloats;
     const double t0 = now_s();
     if (all) {
       pool.run([&](int ith, int nth) {
@@ -80,7 +88,7 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
       sums[0] += kt.read_sum(w, kWindowFloats);
     }
     const double dt = now_s() - t0;
-    if (pass >= kWarmupPasses && dt > 0) gbps.push_back(kWindowFloats * 4.0 / dt / 1e9);
+    if (pass >= count.warmup && dt > 0) gbps.push_back(kWindowFloats * 4.0 / dt / 1e9);
   }
   volatile float keep = 0;
   for (float s : sums) keep = keep + s;
@@ -139,7 +147,35 @@ double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
   return best;
 }
 
+// Touches every page of the probe buffer x on the thread that will read it (first-touch
+// placement): within each window, the part each thread of the pool reads.
+void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
+  pool.run([&](int ith, int nth) {
+    for (int64_t w = 0; w < floats; w += kWindowFloats) {
+      int64_t b, e;
+      ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
+      std::fill(x + w + b, x + w + e, 1.0f);
+    }
+  });
+}
+
 }  // namespace
+
+ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool)
+    : kt_(kt), pool_(pool), floats_(buffer_floats()), buffer_(probe_buffer(floats_)) {
+  touch_windows(pool_, reinterpret_cast<float*>(buffer_.data()), floats_);
+}
+
+double ReadProbe::best_gbps(int passes) {
+  ReadPasses n;
+  n.warmup = 1;  // the first pass after other work may find its TLB entries gone
+  n.min_passes = n.max_passes = std::max(passes, 1);
+  n.seconds = 0;
+  const ReadSpread s = read_gbps(kt_, pool_, reinterpret_cast<const float*>(buffer_.data()),
+                                 floats_, true, n, next_window_);
+  next_window_ += n.warmup + n.max_passes;  // the next call starts on windows not just read
+  return s.best;
+}
 
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   Roofline r;
@@ -148,15 +184,7 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   const int64_t floats = buffer_floats();
   HugePageBuffer buf = probe_buffer(floats);
   auto* x = reinterpret_cast<float*>(buf.data());
-  // Touch every page on the thread that will read it (first-touch placement): within each
-  // window, the part each thread of the pool reads.
-  pool.run([&](int ith, int nth) {
-    for (int64_t w = 0; w < floats; w += kWindowFloats) {
-      int64_t b, e;
-      ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
-      std::fill(x + w + b, x + w + e, 1.0f);
-    }
-  });
+  touch_windows(pool, x, floats);
   const ReadSpread one = read_gbps(kt, pool, x, floats, false);
   const ReadSpread all = read_gbps(kt, pool, x, floats, true);
   r.read_gbps_1 = one.best;

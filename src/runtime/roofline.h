@@ -3,6 +3,7 @@
 // "fraction of peak" in `cohort bench` divides by them.
 #pragma once
 
+#include "core/huge_page_buffer.h"
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
 
@@ -34,5 +35,24 @@ struct Roofline {
 // FMA: register-resident chains on every thread, best of 5 runs of about 20 ms. Takes
 // about two seconds; allocates the buffer for the duration.
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
+
+// The roofline's read probe (the same buffer, windows, first touch and kt's read) kept at
+// hand, to run next to another measurement: on a host whose memory speed moves from minute
+// to minute (a shared VM), a fraction of bandwidth means something only against reads made
+// at the same time. Allocates the buffer for its lifetime.
+class ReadProbe {
+ public:
+  ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool);
+  // The best GB/s of `passes` passes (64 MiB each) on every thread of the pool: about 1 ms
+  // a pass at 60 GB/s.
+  double best_gbps(int passes);
+
+ private:
+  const kernels::KernelTable& kt_;
+  ThreadPool& pool_;
+  int64_t floats_ = 0;
+  HugePageBuffer buffer_;
+  int64_t next_window_ = 0;
+};
 
 }  // namespace cohort::runtime

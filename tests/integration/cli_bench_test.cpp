@@ -53,7 +53,22 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
     }
     ASSERT_TRUE(j.contains("tok_s_sd") && j["tok_s_sd"].is_number()) << j.dump();
     EXPECT_GE(j["tok_s_sd"].get<double>(), 0.0);
+    EXPECT_EQ(j["rep_tok_s"].size(), 2u) << j.dump();
   }
+  // By default each tg repetition has a read probe around it: its own fraction of bandwidth.
+  const nlohmann::json& tg = lines[1];
+  ASSERT_TRUE(tg.contains("bw_frac_bracketed")) << tg.dump();
+  EXPECT_GT(tg["bw_frac_bracketed"].get<double>(), 0.0);
+  EXPECT_GT(tg["read_gbps_bracketed"].get<double>(), 0.0);
+  EXPECT_EQ(tg["rep_read_gbps"].size(), 2u) << tg.dump();
+  EXPECT_FALSE(lines[0].contains("bw_frac_bracketed")) << lines[0].dump();
+
+  auto plain =
+      run_command(kBin + " bench -m " + kModel + " -t 1 -p 0 -n 3 -r 1 --json --no-bracket");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  const std::vector<nlohmann::json> plain_lines = json_lines(plain.out);
+  ASSERT_EQ(plain_lines.size(), 1u) << plain.out;
+  EXPECT_FALSE(plain_lines[0].contains("bw_frac_bracketed")) << plain_lines[0].dump();
 }
 
 // A mixture-of-experts model: bytes per token count only the routed experts, and the
