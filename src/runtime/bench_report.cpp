@@ -59,24 +59,34 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
   const uint64_t params = prompt ? m.prompt_params_per_token : m.params_per_token;
   f.gflops = 2.0 * static_cast<double>(params) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
-  if (!r.rep_read_gbps.empty() && r.rep_read_gbps.size() == r.rep_tok_s.size()) {
+  const size_t reps = r.rep_tok_s.size();
+  if (reps > 0 && r.rep_read_before.size() == reps && r.rep_read_after.size() == reps) {
     const double bytes = static_cast<double>(m.bytes_per_token + r.kv_bytes_per_token);
-    std::vector<double> fracs;
-    for (size_t i = 0; i < r.rep_tok_s.size(); ++i) {
-      fracs.push_back(ratio(bytes * r.rep_tok_s[i] / 1e9, r.rep_read_gbps[i]));
+    std::vector<double> fracs, reads, all_fracs, all_reads;
+    for (size_t i = 0; i < reps; ++i) {
+      const double lo = std::min(r.rep_read_before[i], r.rep_read_after[i]);
+      const double hi = std::max(r.rep_read_before[i], r.rep_read_after[i]);
+      const double frac = ratio(bytes * r.rep_tok_s[i] / 1e9, hi);
+      all_fracs.push_back(frac);
+      all_reads.push_back(hi);
+      if (lo >= kSteadyReads * hi) {
+        fracs.push_back(frac);
+        reads.push_back(hi);
+      }
     }
-    f.bw_frac_bracketed = median(fracs);
-    f.read_gbps_bracketed = median(r.rep_read_gbps);
+    f.steady_reps = static_cast<int>(fracs.size());
+    f.bw_frac_bracketed = median(fracs.empty() ? all_fracs : fracs);
+    f.read_gbps_bracketed = median(reads.empty() ? all_reads : reads);
   }
   return f;
 }
 
 std::string bench_table_header() {
-  return format("| %-28s | %-6s | %10s | %8s | %7s | %13s | %20s | %32s |\n", "model", "type",
+  return format("| %-28s | %-6s | %10s | %8s | %7s | %13s | %20s | %38s |\n", "model", "type",
                 "size", "params", "threads", "test", "t/s", "of roofline (bracketed reads)") +
          "| ---------------------------- | ------ | ---------: | -------: | ------: | "
          "------------: | "
-         "-------------------: | -------------------------------: |\n";
+         "-------------------: | -------------------------------------: |\n";
 }
 
 std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult& r,
@@ -86,9 +96,10 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
   std::string roofline = tg ? format("%6.1f GB/s %3.0f%%", f.gbps, 100 * f.bw_frac)
                             : format("%5.0f GFLOP/s %3.0f%%", f.gflops, 100 * f.fma_frac);
   if (tg && f.read_gbps_bracketed > 0) {
-    roofline += format(" (%3.0f%% of %5.1f)", 100 * f.bw_frac_bracketed, f.read_gbps_bracketed);
+    roofline += format(" (%3.0f%% of %5.1f, %d/%zu)", 100 * f.bw_frac_bracketed,
+                       f.read_gbps_bracketed, f.steady_reps, r.rep_tok_s.size());
   }
-  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %13s | %10.2f ± %7.2f | %32s |\n",
+  return format("| %-28s | %-6s | %6.2f MiB | %7.2fM | %7d | %13s | %10.2f ± %7.2f | %38s |\n",
                 m.name.c_str(), m.type.c_str(), static_cast<double>(m.model_bytes) / (1 << 20),
                 static_cast<double>(m.params_per_token) / 1e6, threads, r.test.c_str(), r.tok_s,
                 r.tok_s_sd, roofline.c_str());
@@ -112,10 +123,11 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       json_string(r.kv_type).c_str(), static_cast<unsigned long long>(r.kv_bytes_per_pos));
   // The arrays grow with -r: appended, not formatted (format() stops at 1023 characters).
   std::string line = head + ",\"rep_tok_s\":" + json_array(r.rep_tok_s);
-  if (!r.rep_read_gbps.empty()) {
-    line += format(",\"bw_frac_bracketed\":%.4f,\"read_gbps_bracketed\":%.6g", f.bw_frac_bracketed,
-                   f.read_gbps_bracketed);
-    line += ",\"rep_read_gbps\":" + json_array(r.rep_read_gbps);
+  if (f.read_gbps_bracketed > 0) {
+    line += format(",\"bw_frac_bracketed\":%.4f,\"read_gbps_bracketed\":%.6g,\"steady_reps\":%d",
+                   f.bw_frac_bracketed, f.read_gbps_bracketed, f.steady_reps);
+    line += ",\"rep_read_before\":" + json_array(r.rep_read_before);
+    line += ",\"rep_read_after\":" + json_array(r.rep_read_after);
   }
   return line + "}";
 }

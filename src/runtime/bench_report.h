@@ -26,13 +26,20 @@ struct BenchFigures {
   double bw_frac = 0;   // gbps / read_gbps_n
   double gflops = 0;    // GFLOP/s
   double fma_frac = 0;  // gflops / fma_gflops_n
-  // With BenchResult::rep_read_gbps (a bracketed tg test; else both 0): the median over
-  // repetitions of each one's GB/s over the probe read around it, and the median of those
-  // probes. On a host whose memory speed moves, this is the fraction to read: bw_frac
-  // divides by a probe made before the model was even loaded.
+  // With BenchResult::rep_read_before/_after (a bracketed tg test; else all 0): each
+  // repetition's GB/s over the better of its two probes; the median of those fractions over
+  // the steady repetitions (whose two probes are within kSteadyReads of each other: the
+  // others met a change of memory speed and cannot be judged; over all of them when none is
+  // steady), the median of their better probes, and how many were steady. On a host whose
+  // memory speed moves, this is the fraction to read: bw_frac divides by a probe made
+  // before the model was even loaded.
   double bw_frac_bracketed = 0;
   double read_gbps_bracketed = 0;
+  int steady_reps = 0;
 };
+// A bracketed repetition is steady when its slower probe read at least this fraction of its
+// faster one.
+inline constexpr double kSteadyReads = 0.85;
 BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roofline& roof);
 
 std::string bench_table_header();
@@ -41,8 +48,8 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
-// rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed and
-// rep_read_gbps (an array).
+// rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
+// steady_reps, and rep_read_before and rep_read_after (arrays).
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 

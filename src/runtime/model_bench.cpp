@@ -157,7 +157,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   if (o.n_gen > 0) {
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
     const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
-    std::vector<double> tok_s, read_gbps;
+    std::vector<double> tok_s, read_before, read_after;
     double probe_before = 0;
     for (int rep = 0; rep <= o.reps; ++rep) {
       COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
@@ -173,13 +173,14 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       if (rep == 0) continue;
       tok_s.push_back(static_cast<double>(o.n_gen) / dt);
       if (o.bracket) {
-        const double probe_after = o.bracket->best_gbps(o.bracket_passes);
-        read_gbps.push_back(std::max(probe_before, probe_after));
-        probe_before = probe_after;
+        read_before.push_back(probe_before);
+        probe_before = o.bracket->best_gbps(o.bracket_passes);  // after this one, before the next
+        read_after.push_back(probe_before);
       }
     }
     out.push_back(summarize(test_name("tg", o.n_gen, o.depth), o.n_gen, tok_s));
-    out.back().rep_read_gbps = std::move(read_gbps);
+    out.back().rep_read_before = std::move(read_before);
+    out.back().rep_read_after = std::move(read_after);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
   }

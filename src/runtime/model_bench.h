@@ -50,7 +50,7 @@ struct BenchOptions {
   DType kv_type = DType::kF16;  // the cache's element type (f16, f32 or q8_0)
   // Optional: reads `bracket_passes` passes of this probe before the tg test's first timed
   // repetition and after each, so that each repetition has the memory speed of its own
-  // minutes (BenchResult::rep_read_gbps).
+  // minutes (BenchResult::rep_read_before, rep_read_after).
   ReadProbe* bracket = nullptr;
   int bracket_passes = 16;
 };
@@ -70,9 +70,9 @@ struct BenchResult {
   double tok_s = 0;               // mean over repetitions
   double tok_s_sd = 0;            // sample standard deviation (0 for one repetition)
   std::vector<double> rep_tok_s;  // each timed repetition's tok/s
-  // With BenchOptions::bracket, for a tg test: per repetition, the better of the probe's
-  // best pass just before it and just after it (GB/s); else empty.
-  std::vector<double> rep_read_gbps;
+  // With BenchOptions::bracket, for a tg test: per repetition, the probe's best pass (GB/s)
+  // just before it and just after it; else empty.
+  std::vector<double> rep_read_before, rep_read_after;
 };
 
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,

@@ -60,7 +60,8 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
   ASSERT_TRUE(tg.contains("bw_frac_bracketed")) << tg.dump();
   EXPECT_GT(tg["bw_frac_bracketed"].get<double>(), 0.0);
   EXPECT_GT(tg["read_gbps_bracketed"].get<double>(), 0.0);
-  EXPECT_EQ(tg["rep_read_gbps"].size(), 2u) << tg.dump();
+  EXPECT_EQ(tg["rep_read_before"].size(), 2u) << tg.dump();
+  EXPECT_EQ(tg["rep_read_after"].size(), 2u) << tg.dump();
   EXPECT_FALSE(lines[0].contains("bw_frac_bracketed")) << lines[0].dump();
 
   auto plain =

@@ -193,10 +193,11 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   EXPECT_EQ(jq["kv_bytes_per_pos"], 1088);
 }
 
-// A bracketed tg test's fraction is the median over repetitions of each one's GB/s over the
-// probe read around it, not the mean speed over the roofline measured beforehand; without
-// bracketing it is absent. Many repetitions do not cut the JSON line short.
-TEST(BenchReport, BracketedFractionIsTheMedianOfEachRepetitionsOwn) {
+// A bracketed tg test's fraction is the median, over the repetitions whose probes before and
+// after agree (steady), of each one's GB/s over the better of those probes: not the mean
+// speed over the roofline measured beforehand. Without bracketing it is absent; with no
+// steady repetition it is taken over all. Many repetitions do not cut the JSON line short.
+TEST(BenchReport, BracketedFractionIsTheMedianOfEachSteadyRepetitionsOwn) {
   ModelFacts m;
   m.name = "m.gguf";
   m.type = "q4_0";
@@ -204,33 +205,41 @@ TEST(BenchReport, BracketedFractionIsTheMedianOfEachRepetitionsOwn) {
   BenchResult r;
   r.test = "tg64";
   r.tok_s = 2e6;
-  r.rep_tok_s = {1e6, 2e6, 3e6};  // 1, 2 and 3 GB/s
+  r.rep_tok_s = {1e6, 2e6, 3e6, 1e6};  // 1, 2, 3 and 1 GB/s
   Roofline roof;
   roof.read_gbps_n = 4.0;
   EXPECT_DOUBLE_EQ(bench_figures(m, r, roof).bw_frac_bracketed, 0.0);
   EXPECT_TRUE(nlohmann::json::parse(bench_json_line(m, 2, r, roof))["bw_frac_bracketed"].is_null());
-  r.rep_read_gbps = {2.0, 2.5, 3.0};  // fractions 0.5, 0.8, 1.0
+  // Fractions 0.5, 0.8 (the better probe, after), 1.0; the fourth met a change of speed
+  // (1.0 then 4.0 GB/s) and is not judged.
+  r.rep_read_before = {2.0, 2.2, 2.9, 1.0};
+  r.rep_read_after = {1.9, 2.5, 3.0, 4.0};
   const BenchFigures f = bench_figures(m, r, roof);
   EXPECT_DOUBLE_EQ(f.bw_frac, 0.5);  // 2 GB/s of 4
   EXPECT_DOUBLE_EQ(f.bw_frac_bracketed, 0.8);
   EXPECT_DOUBLE_EQ(f.read_gbps_bracketed, 2.5);
+  EXPECT_EQ(f.steady_reps, 3);
   const auto j = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_DOUBLE_EQ(j["bw_frac_bracketed"].get<double>(), 0.8);
   EXPECT_DOUBLE_EQ(j["read_gbps_bracketed"].get<double>(), 2.5);
-  EXPECT_EQ(j["rep_read_gbps"].size(), 3u);
+  EXPECT_EQ(j["steady_reps"], 3);
+  EXPECT_EQ(j["rep_read_before"].size(), 4u);
+  EXPECT_DOUBLE_EQ(j["rep_read_after"][3].get<double>(), 4.0);
   EXPECT_DOUBLE_EQ(j["rep_tok_s"][2].get<double>(), 3e6);
-  EXPECT_NE(bench_table_row(m, 2, r, roof).find("( 80% of   2.5)"), std::string::npos)
+  EXPECT_NE(bench_table_row(m, 2, r, roof).find("( 80% of   2.5, 3/4)"), std::string::npos)
       << bench_table_row(m, 2, r, roof);
-  // An even count: the mean of the middle two.
-  r.rep_tok_s.push_back(4e6);
-  r.rep_read_gbps.push_back(4.0);  // fraction 1.0
-  EXPECT_DOUBLE_EQ(bench_figures(m, r, roof).bw_frac_bracketed, 0.9);
+  // No steady repetition: all of them (fractions 0.5, 0.4, 1.0, 0.25; median 0.45).
+  r.rep_read_before = {1.0, 5.0, 3.0, 1.0};
+  r.rep_read_after = {2.0, 2.0, 1.0, 4.0};
+  EXPECT_DOUBLE_EQ(bench_figures(m, r, roof).bw_frac_bracketed, 0.45);
+  EXPECT_EQ(bench_figures(m, r, roof).steady_reps, 0);
   r.rep_tok_s.assign(1000, 1e6);
-  r.rep_read_gbps.assign(1000, 2.0);
+  r.rep_read_before.assign(1000, 2.0);
+  r.rep_read_after.assign(1000, 2.0);
   const auto big = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
   ASSERT_TRUE(big.is_object());
-  EXPECT_EQ(big["rep_read_gbps"].size(), 1000u);
+  EXPECT_EQ(big["rep_read_after"].size(), 1000u);
   EXPECT_DOUBLE_EQ(big["bw_frac_bracketed"].get<double>(), 0.5);
 }
 
@@ -251,12 +260,18 @@ TEST(ModelBench, BracketedGenerationReadsAroundEachRepetition) {
   auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
   ASSERT_TRUE(results.is_ok()) << results.status().message();
   ASSERT_EQ(results->size(), 2u);
-  EXPECT_TRUE((*results)[0].rep_read_gbps.empty());
+  EXPECT_TRUE((*results)[0].rep_read_before.empty());
   EXPECT_EQ((*results)[0].rep_tok_s.size(), 3u);
   const BenchResult& tg = (*results)[1];
   ASSERT_EQ(tg.rep_tok_s.size(), 3u);
-  ASSERT_EQ(tg.rep_read_gbps.size(), 3u);
-  for (double g : tg.rep_read_gbps) EXPECT_GT(g, 0.0);
+  ASSERT_EQ(tg.rep_read_before.size(), 3u);
+  ASSERT_EQ(tg.rep_read_after.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(tg.rep_read_before[i], 0.0);
+    EXPECT_GT(tg.rep_read_after[i], 0.0);
+  }
+  // One probe between two repetitions: after the first, before the second.
+  EXPECT_DOUBLE_EQ(tg.rep_read_after[0], tg.rep_read_before[1]);
 }
 
 // The expert-usage table names a layer no token was routed to (a dense layer) as such,
