@@ -12,8 +12,10 @@
 // w_i (a_i - a^_i)| <= sum over blocks of (d_a / 2) sum |w_i|.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/rng.h"
@@ -85,6 +87,43 @@ TEST(VecDotK, EveryTableHasEveryKType) {
     const TypeOps& q8k = k->types[static_cast<uint32_t>(DType::kQ8_K)];
     EXPECT_NE(q8k.from_float, nullptr) << k->isa;
     EXPECT_NE(q8k.to_float, nullptr) << k->isa;
+  }
+}
+
+// Every table quantizes activations to Q8_K with the reference's bits: random rows, and
+// blocks of zeros, of exact ties (x * 127 / amax = k + 0.5), with NaN, with infinities, of
+// denormals and of huge values.
+TEST(VecDotK, Q8KActivationsAreBitIdenticalToReference) {
+  const KernelTable& ref = reference();
+  Rng rng(99);
+  const int64_t n = 8 * kQK_K;
+  std::vector<float> x = random_row(rng, n, 1.0f, 0.0f);
+  std::fill(x.begin(), x.begin() + kQK_K, 0.0f);  // block 0: all zero
+  x[kQK_K + 1] = -0.0f;
+  for (int e = 0; e < kQK_K; ++e) {  // block 1: amax 127, every code a tie or an integer
+    x[kQK_K + e] = static_cast<float>(e % 255 - 127) * (e % 2 ? 0.5f : 1.0f);
+  }
+  x[kQK_K + 5] = 127.0f;
+  x[2 * kQK_K + 3] = std::numeric_limits<float>::quiet_NaN();  // block 2: NaN, also last
+  x[3 * kQK_K - 1] = std::numeric_limits<float>::quiet_NaN();
+  x[3 * kQK_K + 7] = std::numeric_limits<float>::infinity();  // block 3: +inf and -inf
+  x[3 * kQK_K + 9] = -std::numeric_limits<float>::infinity();
+  for (int e = 0; e < kQK_K; ++e) {  // block 4: denormals; block 5: huge
+    x[4 * kQK_K + e] = std::numeric_limits<float>::denorm_min() * static_cast<float>(e - 100);
+    x[5 * kQK_K + e] = 3e38f * (e % 3 ? 1.0f : -0.7f);
+  }
+  const size_t bytes = row_bytes(DType::kQ8_K, n);
+  std::vector<uint8_t> want(bytes);
+  ref.types[static_cast<uint32_t>(DType::kQ8_K)].from_float(x.data(), want.data(), n);
+  for (const KernelTable* k : available()) {
+    if (!k) continue;
+    std::vector<uint8_t> got(bytes, 0xAB);
+    k->types[static_cast<uint32_t>(DType::kQ8_K)].from_float(x.data(), got.data(), n);
+    for (int64_t b = 0; b < n / kQK_K; ++b) {
+      const size_t at = static_cast<size_t>(b) * sizeof(BlockQ8_K);
+      EXPECT_EQ(std::memcmp(want.data() + at, got.data() + at, sizeof(BlockQ8_K)), 0)
+          << k->isa << " block " << b;
+    }
   }
 }
 
