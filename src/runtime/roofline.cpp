@@ -161,8 +161,11 @@ void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
 
 }  // namespace
 
-ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool)
-    : kt_(kt), pool_(pool), floats_(buffer_floats()), buffer_(probe_buffer(floats_)) {
+ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool, int64_t windows)
+    : kt_(kt),
+      pool_(pool),
+      floats_(windows > 0 ? windows * kWindowFloats : buffer_floats()),
+      buffer_(probe_buffer(floats_)) {
   touch_windows(pool_, reinterpret_cast<float*>(buffer_.data()), floats_);
 }
 

@@ -42,7 +42,9 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 // at the same time. Allocates the buffer for its lifetime.
 class ReadProbe {
  public:
-  ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool);
+  // windows > 0: a buffer of that many 64 MiB windows instead (a test's small probe; a
+  // buffer within the last-level cache reads the cache, not memory).
+  ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool, int64_t windows = 0);
   // The best GB/s of `passes` passes (64 MiB each) on every thread of the pool: about 1 ms
   // a pass at 60 GB/s.
   double best_gbps(int passes);

@@ -250,7 +250,7 @@ TEST(ModelBench, BracketedGenerationReadsAroundEachRepetition) {
   auto file = format::GgufFile::open(kModel);
   ASSERT_TRUE(file.is_ok()) << file.status().message();
   ThreadPool pool(2);
-  ReadProbe probe(kernels::best(), pool);
+  ReadProbe probe(kernels::best(), pool, /*windows=*/1);  // 64 MiB: small under sanitizers
   BenchOptions o;
   o.n_prompt = 5;
   o.n_gen = 3;
