@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/stats.h"
+
 namespace cohort::runtime {
 
 std::string format(const char* fmt, ...) {
@@ -34,13 +36,6 @@ std::string json_string(const std::string& s) {
 namespace {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // "[a,b,c]" of v.
 std::string json_array(const std::vector<double>& v) {

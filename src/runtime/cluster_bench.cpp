@@ -4,18 +4,12 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/stats.h"
 
 namespace cohort::runtime {
 namespace {
 
 constexpr int64_t kUntimedPromptTokens = 4;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
 
 // Token ids spread over the vocabulary, the same every run.
 int32_t token_at(int64_t i, int64_t n_vocab) {

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/huge_page_buffer.h"
+#include "core/stats.h"
 
 namespace cohort::runtime {
 namespace {
@@ -95,11 +96,9 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
   ReadSpread r;
   r.passes = static_cast<int>(gbps.size());
   if (gbps.empty()) return r;
-  std::sort(gbps.begin(), gbps.end());
-  r.min = gbps.front();
-  r.best = gbps.back();
-  const size_t n = gbps.size();
-  r.median = n % 2 ? gbps[n / 2] : (gbps[n / 2 - 1] + gbps[n / 2]) / 2;
+  r.min = *std::min_element(gbps.begin(), gbps.end());
+  r.best = *std::max_element(gbps.begin(), gbps.end());
+  r.median = median(gbps);
   return r;
 }
 

@@ -171,8 +171,6 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
             __m256i dot = part[p][j][0];
             if constexpr (kInPlaceHigh) {
               dot = _mm256_add_epi32(dot, _mm256_srai_epi32(part[p][j][1], 4));
-            } else if constexpr (kChains == 2) {
-              dot = _mm256_add_epi32(dot, part[p][j][1]);
             }
             sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_mullo_epi32(dot, sc));
           }

@@ -59,11 +59,16 @@ const TokenBlockTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   return terms;
 }
 
-// Nibble group grp of a block (32 bytes: 4 columns x 8 rows in each nibble half) as its low
-// and high codes.
-inline void unpack_group(const uint8_t* blk, int grp, __m256i low, __m256i& lo, __m256i& hi) {
+// Nibble group grp of a block: 32 bytes, 4 columns x 8 rows in each nibble half.
+inline __m256i load_group(const uint8_t* blk, int grp) {
   __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * grp));
   avx2::keep_in_register(v);  // else GCC loads v once per use: two loads where one does
+  return v;
+}
+
+// Nibble group grp of a block as its low and high codes.
+inline void unpack_group(const uint8_t* blk, int grp, __m256i low, __m256i& lo, __m256i& hi) {
+  const __m256i v = load_group(blk, grp);
   lo = _mm256_and_si256(v, low);
   hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
 }
@@ -172,8 +177,7 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
         if constexpr (kVnni) {
-          __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[p] + 16 + 32 * grp));
-          avx2::keep_in_register(v);
+          const __m256i v = load_group(blk[p], grp);
           sum[p][0] = avx2::dpbusd<kDot>(sum[p][0], _mm256_and_si256(v, low), q_lo);
           sum[p][1] = avx2::dpbusd<kDot>(sum[p][1], _mm256_and_si256(v, high), q_hi);
         } else {
