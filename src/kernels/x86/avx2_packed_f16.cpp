@@ -1,11 +1,12 @@
-// AVX2 product of packed F16 panels (kernels/packed_layouts.h: 16 rows, a column of the
-// panel in one 32-byte load) with f32 activations. The rows sit in the lanes of two 8-float
-// vectors, so a token's a[k] is broadcast once against 16 rows and no horizontal sum is left
-// at the end.
+// AVX2 product of packed F16 panels (kernels/packed_layouts.h: 64 rows in 4 interleaved
+// sub-panels of 16, a column of a sub-panel in one 32-byte load) with f32 activations. A
+// sub-panel's rows sit in the lanes of two 8-float vectors, so a token's a[k] is broadcast once
+// against 16 rows and no horizontal sum is left at the end.
 //
-// Decode (one token) streams the panels from memory: several panels at once, each column
-// converted (vcvtph2ps) and multiplied as it arrives, with software prefetch ahead. A prompt
-// walks a chunk of columns of a panel with a register-blocked tile of 6 tokens x 16 rows (12
+// Decode (one token) streams a panel from memory as one sequential stream: its 4 sub-panels'
+// sums at once (8 FMA chains), each column converted (vcvtph2ps) and multiplied as it
+// arrives, with software prefetch ahead when decode_prefetch(). A prompt walks a chunk of
+// columns of one sub-panel with a register-blocked tile of 6 tokens x 16 rows (12
 // accumulators) per token tile; the first tile converts the chunk to f32 as it goes, into a
 // buffer that stays in L1 for the others, so the conversion is paid once per panel chunk
 // instead of once per token tile.
@@ -28,13 +29,7 @@
 namespace cohort::kernels {
 namespace {
 
-constexpr int64_t kColBytes = kF16PanelRows * sizeof(uint16_t);  // one column of a panel
-
-// Panels the decode tile multiplies at once: 2 accumulator chains each, so 4 panels keep 8
-// FMAs in flight against the FMA latency.
-constexpr int kDecodePanels = 4;
-
-// Columns of a panel the prompt path converts at once: 256 x 16 floats = 16 KiB, which leaves
+// Columns of a sub-panel the prompt path converts at once: 256 x 16 floats = 16 KiB, which leaves
 // room in a 48 KiB L1 for the 6 activation streams of a tile.
 constexpr int64_t kChunkCols = 256;
 
@@ -49,82 +44,63 @@ inline __m256 load_halves8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Stores the 16 rows held in lo/hi at y (rows [r, r1) of a panel starting at r).
+// Stores the first `rows` of the 16 rows held in lo/hi at y.
 inline void store_rows(float* y, __m256 lo, __m256 hi, int64_t rows) {
-  if (rows == kF16PanelRows) {
+  if (rows == kF16SubRows) {
     _mm256_storeu_ps(y, lo);
     _mm256_storeu_ps(y + 8, hi);
     return;
   }
-  alignas(32) float lanes[kF16PanelRows];
+  alignas(32) float lanes[kF16SubRows];
   _mm256_store_ps(lanes, lo);
   _mm256_store_ps(lanes + 8, hi);
   std::copy(lanes, lanes + rows, y);
 }
 
-// Column c of P panels (w[p]) times the token's a[c], into each panel's 16 row sums.
-template <int P>
-inline void decode_column(const uint8_t* const* w, const float* a, int64_t c, __m256* lo,
-                          __m256* hi) {
-  const __m256 ac = _mm256_broadcast_ss(a + c);
-#pragma GCC unroll 8
-  for (int p = 0; p < P; ++p) {
-    lo[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes), ac, lo[p]);
-    hi[p] = _mm256_fmadd_ps(load_halves8(w[p] + c * kColBytes + 16), ac, hi[p]);
+// Column k (kSecond: the second of its pair) of the 4 sub-panels of one column pair (at
+// pair) times the token's a[k], into each sub-panel's 16 row sums.
+template <int kSecond>
+inline void decode_column(const uint8_t* pair, __m256 ak, __m256* lo, __m256* hi) {
+#pragma GCC unroll 4
+  for (int s = 0; s < kF16SubPanels; ++s) {
+    const uint8_t* col = pair + f16x64_offset(s, kSecond);
+    lo[s] = _mm256_fmadd_ps(load_halves8(col), ak, lo[s]);
+    hi[s] = _mm256_fmadd_ps(load_halves8(col + 16), ak, hi[s]);
   }
 }
 
-// Token t x the P panels from panel index p0 on; rows from r1 on are not stored.
-template <int P>
-void decode_tile(const GemmArgs& g, int64_t p0, int64_t r1, int64_t t) {
-  const uint8_t* w[P];
-#pragma GCC unroll 8
-  for (int p = 0; p < P; ++p) w[p] = static_cast<const uint8_t*>(g.w) + (p0 + p) * g.w_stride;
+// Token t x panel p; rows from r1 on are not stored.
+void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
+  const uint8_t* w = static_cast<const uint8_t*>(g.w) + p * g.w_stride;
   const float* a =
       reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-  __m256 lo[P], hi[P];
-#pragma GCC unroll 8
-  for (int p = 0; p < P; ++p) lo[p] = hi[p] = _mm256_setzero_ps();
-  int64_t k = 0;
-  // Two columns (one 64-byte line of each panel) per step, one prefetch per panel and line
-  // when decode_prefetch().
+  __m256 lo[kF16SubPanels], hi[kF16SubPanels];
+#pragma GCC unroll 4
+  for (int s = 0; s < kF16SubPanels; ++s) lo[s] = hi[s] = _mm256_setzero_ps();
+  // One column pair (4 lines, one per sub-panel) per step; with decode_prefetch() the 4 lines
+  // kDecodePrefetchBytes ahead are asked for.
   const bool ahead = decode_prefetch();
-  for (; k + 2 <= g.n; k += 2) {
-    if (ahead) {
-#pragma GCC unroll 8
-      for (int p = 0; p < P; ++p) avx2::prefetch_stream(w[p] + k * kColBytes, 1);
-    }
-    decode_column<P>(w, a, k, lo, hi);
-    decode_column<P>(w, a, k + 1, lo, hi);
+  int64_t k = 0;
+  for (; k + 2 <= g.n; k += 2, w += kF16PairBytes) {
+    if (ahead) avx2::prefetch_stream(w, kF16SubPanels);
+    decode_column<0>(w, _mm256_broadcast_ss(a + k), lo, hi);
+    decode_column<1>(w, _mm256_broadcast_ss(a + k + 1), lo, hi);
   }
-  if (k < g.n) decode_column<P>(w, a, k, lo, hi);
-#pragma GCC unroll 8
-  for (int p = 0; p < P; ++p) {
-    const int64_t r = (p0 + p) * kF16PanelRows;
-    store_rows(g.y + t * g.y_stride + r, lo[p], hi[p], std::min(kF16PanelRows, r1 - r));
+  if (k < g.n) decode_column<0>(w, _mm256_broadcast_ss(a + k), lo, hi);
+#pragma GCC unroll 4
+  for (int s = 0; s < kF16SubPanels; ++s) {
+    const int64_t r = p * kF16PanelRows + s * kF16SubRows;
+    if (r < r1) store_rows(g.y + t * g.y_stride + r, lo[s], hi[s], std::min(kF16SubRows, r1 - r));
   }
 }
 
 void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
   const int64_t p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
-  int64_t p = r0 / kF16PanelRows;
-  for (; p + kDecodePanels <= p_end; p += kDecodePanels) decode_tile<kDecodePanels>(g, p, r1, t);
-  switch (p_end - p) {
-    case 3:
-      decode_tile<3>(g, p, r1, t);
-      break;
-    case 2:
-      decode_tile<2>(g, p, r1, t);
-      break;
-    case 1:
-      decode_tile<1>(g, p, r1, t);
-      break;
-    default:
-      break;
-  }
+  for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel(g, p, r1, t);
 }
 
-// One chunk of a panel: `cols` columns from src (halves), converted to f32 at wf by the first
+// One chunk of a sub-panel: `cols` columns from src (halves, column k at f16x64_offset(0, k)
+// from src), converted to f32 at wf by the first
 // token tile that runs on it (kConvert) and read from there by the others.
 struct Chunk {
   const uint8_t* src;
@@ -147,31 +123,43 @@ inline void prompt_tile(const Chunk& ch, const float* const* a, const float* in,
     lo[j] = in ? _mm256_loadu_ps(in + j * in_stride) : _mm256_setzero_ps();
     hi[j] = in ? _mm256_loadu_ps(in + j * in_stride + 8) : _mm256_setzero_ps();
   }
-  float* wf = ch.wf;
-#pragma GCC unroll 4
-  for (int64_t c = 0; c < ch.cols; ++c) {
-    __m256 w_lo, w_hi;
-    if constexpr (kConvert) {
-      w_lo = load_halves8(ch.src + c * kColBytes);
-      w_hi = load_halves8(ch.src + c * kColBytes + 16);
-      _mm256_store_ps(wf + c * kF16PanelRows, w_lo);
-      _mm256_store_ps(wf + c * kF16PanelRows + 8, w_hi);
-    } else {
-      w_lo = _mm256_load_ps(wf + c * kF16PanelRows);
-      w_hi = _mm256_load_ps(wf + c * kF16PanelRows + 8);
-    }
+  // Column c's 16 weights (w_lo, w_hi) times the T tokens' a[j][c].
+  const auto column = [&](int64_t c, __m256 w_lo, __m256 w_hi) {
 #pragma GCC unroll 8
     for (int j = 0; j < T; ++j) {
       const __m256 ak = _mm256_broadcast_ss(a[j] + c);
       lo[j] = _mm256_fmadd_ps(w_lo, ak, lo[j]);
       hi[j] = _mm256_fmadd_ps(w_hi, ak, hi[j]);
     }
+  };
+  float* const wf = ch.wf;
+  const int64_t cols = ch.cols;
+  if constexpr (kConvert) {
+    // The column's address walked (+32 bytes to a pair's second column, +224 to the next
+    // pair's first) rather than computed: GCC recomputes f16x64_offset's halving per column
+    // otherwise, and a loop over whole pairs has it hold 4 weight vectors and spill sums.
+    const uint8_t* p = ch.src;
+    int64_t step = kF16ColBytes;
+#pragma GCC unroll 4
+    for (int64_t c = 0; c < cols; ++c) {
+      const __m256 w_lo = load_halves8(p), w_hi = load_halves8(p + 16);
+      p += step;
+      step = kF16PairBytes - step;
+      _mm256_store_ps(wf + c * kF16SubRows, w_lo);
+      _mm256_store_ps(wf + c * kF16SubRows + 8, w_hi);
+      column(c, w_lo, w_hi);
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int64_t c = 0; c < cols; ++c) {
+      column(c, _mm256_load_ps(wf + c * kF16SubRows), _mm256_load_ps(wf + c * kF16SubRows + 8));
+    }
   }
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) store_rows(out + j * out_stride, lo[j], hi[j], rows);
 }
 
-// Where one panel's sums come from and go to for a chunk: token i of the block (i counted
+// Where one sub-panel's sums come from and go to for a chunk: token i of the block (i counted
 // from the block's first token) reads in + i * in_stride (nothing when in is null: the first
 // chunk) and writes out + i * out_stride, rows of them.
 struct PanelSums {
@@ -209,8 +197,8 @@ inline int tile_tokens(int64_t left) {
   return static_cast<int>(std::min<int64_t>(left, kPromptTokens));
 }
 
-// Sums of the panels between chunks, [panel][token][16 rows]: per thread, grown to the
-// largest call seen. In y a panel's tokens lie y_stride apart (64 KiB for a 16384-row
+// Sums of the sub-panels between chunks, [sub-panel][token][16 rows]: per thread, grown to
+// the largest call seen. In y a sub-panel's tokens lie y_stride apart (64 KiB for a 16384-row
 // output), which puts all of them in the same few L1 and L2 sets; here they are consecutive
 // lines that the tiles walk in order.
 float* chunk_sums(int64_t floats) {
@@ -223,50 +211,56 @@ float* chunk_sums(int64_t floats) {
 // and a 128-token prompt runs 22 tiles per chunk, so the whole chunk is on its way by the 16th).
 constexpr int kPrefetchLinesPerTile = 8;
 
-// Asks for lines [line, line + count) of the `lines` of the chunk at p into L2 (not L1, which
-// the tiles' activations stream through); returns the next line to ask for.
+// Asks for lines [line, line + count) of the `lines` of the sub-panel chunk at p (a column
+// pair per line, kF16PairBytes apart) into L2 (not L1, which the tiles' activations stream
+// through); returns the next line to ask for.
 inline int64_t prefetch_chunk_lines(const uint8_t* p, int64_t line, int64_t count, int64_t lines) {
   for (const int64_t end = std::min(line + count, lines); line < end; ++line) {
-    _mm_prefetch(reinterpret_cast<const char*>(p) + 64 * line, _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(p) + kF16PairBytes * line, _MM_HINT_T1);
   }
   return line;
 }
 
-// Tokens [t0, t1) x panels [p_begin, p_end). The first chunk starts every pair's sum at +0.0,
-// the last one stores the sums in y (a last panel's padding rows never reach it), and between
-// chunks they wait in chunk_sums.
-void prompt_block(const GemmArgs& g, int64_t p_begin, int64_t p_end, int64_t r1, int64_t t0,
+// Where column k (even, or 0 mod 2 relative to the chunk) of sub-panel q (rows 16q ..
+// 16q + 15 of the matrix) starts.
+inline const uint8_t* sub_panel_column(const GemmArgs& g, int64_t q, int64_t k) {
+  return static_cast<const uint8_t*>(g.w) + (q / kF16SubPanels) * g.w_stride +
+         f16x64_offset(q % kF16SubPanels, k);
+}
+
+// Tokens [t0, t1) x sub-panels [q_begin, q_end). The first chunk starts every pair's sum at
+// +0.0, the last one stores the sums in y (a last sub-panel's padding rows never reach it), and
+// between chunks they wait in chunk_sums.
+void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1, int64_t t0,
                   int64_t t1) {
-  const int64_t tokens = t1 - t0, panel_floats = tokens * kF16PanelRows;
-  float* sums = g.n > kChunkCols ? chunk_sums((p_end - p_begin) * panel_floats) : nullptr;
+  const int64_t tokens = t1 - t0, sub_floats = tokens * kF16SubRows;
+  float* sums = g.n > kChunkCols ? chunk_sums((q_end - q_begin) * sub_floats) : nullptr;
   const float* act =
       reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + t0 * g.a_stride);
   const auto act_stride = static_cast<int64_t>(g.a_stride / sizeof(float));
-  alignas(64) float wf[kChunkCols * kF16PanelRows];
-  // Chunks outside, panels inside: a chunk of every token's activations stays in L2 while the
-  // panels pass.
+  alignas(64) float wf[kChunkCols * kF16SubRows];
+  // Chunks outside, sub-panels inside: a chunk of every token's activations stays in L2 while
+  // the sub-panels pass. kChunkCols is even, so a chunk starts a column pair.
   for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
     const int64_t cols = std::min(kChunkCols, g.n - k0);
     const bool first = k0 == 0, last = k0 + cols == g.n;
-    for (int64_t p = p_begin; p < p_end; ++p) {
-      const uint8_t* src = static_cast<const uint8_t*>(g.w) + p * g.w_stride + k0 * kColBytes;
-      const Chunk chunk{src, wf, cols};
-      // The chunk converted next (this chunk of the next panel, else the next chunk of the
-      // first) comes from memory: its lines are asked for a few per tile while this chunk's
-      // tiles run, which the first tile's conversion otherwise waits for (stop 17, 1B F16
-      // pp128, 2 threads: 74-77 tok/s without, 81-83 with).
-      const bool next_panel = p + 1 < p_end;
-      const uint8_t* next = next_panel ? src + g.w_stride
-                                       : static_cast<const uint8_t*>(g.w) + p_begin * g.w_stride +
-                                             (k0 + cols) * kColBytes;
-      const int64_t next_cols = next_panel ? cols : std::min(kChunkCols, g.n - k0 - cols);
-      const int64_t next_lines = (next_cols * kColBytes + 63) / 64;
+    for (int64_t q = q_begin; q < q_end; ++q) {
+      const Chunk chunk{sub_panel_column(g, q, k0), wf, cols};
+      // The chunk converted next (this chunk of the next sub-panel, else the next chunk of
+      // the first) comes from memory: its lines are asked for a few per tile while this
+      // chunk's tiles run, which the first tile's conversion otherwise waits for (stop 17, 1B
+      // F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
+      const bool next_sub = q + 1 < q_end;
+      const uint8_t* next =
+          next_sub ? sub_panel_column(g, q + 1, k0) : sub_panel_column(g, q_begin, k0 + cols);
+      const int64_t next_cols = next_sub ? cols : std::min(kChunkCols, g.n - k0 - cols);
+      const int64_t next_lines = (next_cols + 1) / 2;
       int64_t line = 0;
-      float* panel_sums = sums ? sums + (p - p_begin) * panel_floats : nullptr;
-      const PanelSums s{first ? nullptr : panel_sums, kF16PanelRows,
-                        last ? g.y + t0 * g.y_stride + p * kF16PanelRows : panel_sums,
-                        last ? g.y_stride : kF16PanelRows,
-                        last ? std::min(kF16PanelRows, r1 - p * kF16PanelRows) : kF16PanelRows};
+      float* sub_sums = sums ? sums + (q - q_begin) * sub_floats : nullptr;
+      const int64_t r = q * kF16SubRows;
+      const PanelSums s{
+          first ? nullptr : sub_sums, kF16SubRows, last ? g.y + t0 * g.y_stride + r : sub_sums,
+          last ? g.y_stride : kF16SubRows, last ? std::min(kF16SubRows, r1 - r) : kF16SubRows};
       for (int64_t i = 0; i < tokens;) {
         const int take = tile_tokens(tokens - i);
         line = prefetch_chunk_lines(next, line, kPrefetchLinesPerTile, next_lines);
@@ -278,10 +272,12 @@ void prompt_block(const GemmArgs& g, int64_t p_begin, int64_t p_end, int64_t r1,
   }
 }
 
+// The sub-panels holding rows [r0, r1): r0 starts a panel, sub-panels wholly past r1 (a last
+// panel's padding) are skipped.
 void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  const int64_t p_begin = r0 / kF16PanelRows, p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
+  const int64_t q_begin = r0 / kF16SubRows, q_end = (r1 + kF16SubRows - 1) / kF16SubRows;
   for (int64_t t = t0; t < t1; t += kTokenBlock) {
-    prompt_block(g, p_begin, p_end, r1, t, std::min(t + kTokenBlock, t1));
+    prompt_block(g, q_begin, q_end, r1, t, std::min(t + kTokenBlock, t1));
   }
 }
 
@@ -298,8 +294,8 @@ void gemm_packed_f16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int6
 void fill_avx2_packed_f16(KernelTable& t) {
   TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kF16)].packed;
   p.panel_rows = kF16PanelRows;
-  p.panel_bytes = f16x16_panel_bytes;
-  p.pack_panel = pack_f16x16;
+  p.panel_bytes = f16x64_panel_bytes;
+  p.pack_panel = pack_f16x64;
   p.gemm = gemm_packed_f16;
 }
 
