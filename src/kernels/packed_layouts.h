@@ -87,7 +87,8 @@ void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, 
 //
 // Why one stream: on the Zen 4 VM of stop 22 a one-thread read of 4 separate 64 KiB panels
 // walked together (the F16x16 layout before) took 27 GB/s with the decode's conversions and
-// FMAs, the same work on this interleaved stream 32.5, a plain read 33.
+// FMAs, the same work on this interleaved stream 32.5, a plain read 33 (kernels_bench
+// --benchmark_filter=read_pattern measures these on any machine).
 inline constexpr int64_t kF16PanelRows = 64;
 inline constexpr int64_t kF16SubRows = 16;
 inline constexpr int kF16SubPanels = 4;

@@ -8,7 +8,7 @@
 // arrives, with software prefetch ahead when decode_prefetch(). A prompt walks a chunk of
 // columns of one sub-panel with a register-blocked tile of 6 tokens x 16 rows (12
 // accumulators) per token tile; the first tile converts the chunk to f32 as it goes, into a
-// buffer that stays in L1 for the others, so the conversion is paid once per panel chunk
+// buffer that stays in L1 for the others, so the conversion is paid once per sub-panel chunk
 // instead of once per token tile.
 //
 // Exactness and determinism: every (row, token) pair has ONE float accumulator, starting at
@@ -100,8 +100,8 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
 }
 
 // One chunk of a sub-panel: `cols` columns from src (halves, column k at f16x64_offset(0, k)
-// from src), converted to f32 at wf by the first
-// token tile that runs on it (kConvert) and read from there by the others.
+// from src), converted to f32 at wf by the first token tile that runs on it (kConvert) and
+// read from there by the others.
 struct Chunk {
   const uint8_t* src;
   float* wf;
@@ -221,8 +221,8 @@ inline int64_t prefetch_chunk_lines(const uint8_t* p, int64_t line, int64_t coun
   return line;
 }
 
-// Where column k (even, or 0 mod 2 relative to the chunk) of sub-panel q (rows 16q ..
-// 16q + 15 of the matrix) starts.
+// Where column k of sub-panel q (rows 16q .. 16q + 15 of the matrix) starts. Chunks start at
+// an even k, so the chunk's later columns follow at f16x64_offset(0, c) from there.
 inline const uint8_t* sub_panel_column(const GemmArgs& g, int64_t q, int64_t k) {
   return static_cast<const uint8_t*>(g.w) + (q / kF16SubPanels) * g.w_stride +
          f16x64_offset(q % kF16SubPanels, k);
