@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include "core/check.h"
+
 namespace cohort {
 namespace {
 
@@ -27,7 +29,7 @@ int ThreadPool::hardware_threads() {
 }
 
 ThreadPool::ThreadPool(int n_threads)
-    : n_threads_(n_threads <= 0 ? hardware_threads() : n_threads) {
+    : n_threads_(n_threads <= 0 ? hardware_threads() : n_threads), shares_(n_threads_) {
   workers_.reserve(n_threads_ - 1);
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -57,6 +59,54 @@ void ThreadPool::run_raw(RawFn fn, void* ctx) {
   for (int left = pending_.load(std::memory_order_acquire); left != 0;
        left = pending_.load(std::memory_order_acquire)) {
     pending_.wait(left, std::memory_order_acquire);
+  }
+}
+
+namespace {
+
+constexpr uint64_t pack_range(uint64_t front, uint64_t end) { return front | (end << 32); }
+constexpr int64_t range_front(uint64_t r) { return static_cast<int64_t>(r & 0xffffffffu); }
+constexpr int64_t range_end(uint64_t r) { return static_cast<int64_t>(r >> 32); }
+
+}  // namespace
+
+void ThreadPool::reset_shares(int64_t n) {
+  COHORT_CHECK(n >= 0 && n <= 0xffffffffLL);
+  for (int i = 0; i < n_threads_; ++i) {
+    int64_t b, e;
+    split(n, i, n_threads_, &b, &e);
+    // Relaxed: run() publishes these to the workers (generation_'s release and acquire).
+    shares_[i].range.store(pack_range(b, e), std::memory_order_relaxed);
+  }
+}
+
+int64_t ThreadPool::next_chunk(int ith, int nth) {
+  // Chunk indices are only handed out here; the fork-join orders the work itself, so the
+  // compare-exchanges need no ordering of their own.
+  std::atomic<uint64_t>& own = shares_[ith].range;
+  for (uint64_t r = own.load(std::memory_order_relaxed); range_front(r) < range_end(r);) {
+    if (own.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return range_front(r);
+  }
+  for (;;) {
+    int victim = -1;
+    int64_t most = 0;
+    for (int i = 0; i < nth; ++i) {
+      const uint64_t r = shares_[i].range.load(std::memory_order_relaxed);
+      if (range_end(r) - range_front(r) > most) {
+        most = range_end(r) - range_front(r);
+        victim = i;
+      }
+    }
+    if (victim < 0) return -1;
+    std::atomic<uint64_t>& theirs = shares_[victim].range;
+    uint64_t r = theirs.load(std::memory_order_relaxed);
+    while (range_front(r) < range_end(r)) {
+      const int64_t last = range_end(r) - 1;
+      if (theirs.compare_exchange_weak(r, pack_range(range_front(r), last),
+                                       std::memory_order_relaxed)) {
+        return last;
+      }
+    }
   }
 }
 

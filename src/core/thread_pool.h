@@ -45,6 +45,25 @@ class ThreadPool {
             const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
+  // Like run(), but hands [0, n_chunks) out one chunk at a time: fn(ith, chunk) for every
+  // chunk, each exactly once. Thread ith first takes its own contiguous share (split()) front
+  // to back, so what it reads stays one ascending stream; a thread whose share is done takes
+  // chunks from the back of the share with the most left. Work whose threads run at
+  // different speeds (two cores' reads from memory rarely match) then ends together instead
+  // of waiting on the slowest share. Which thread runs a chunk is not fixed, so fn's results
+  // must not depend on it.
+  template <typename F>
+  void run_stealing(int64_t n_chunks, F&& fn) {
+    if (n_threads_ == 1 || n_chunks <= 1) {
+      for (int64_t c = 0; c < n_chunks; ++c) fn(0, c);
+      return;
+    }
+    reset_shares(n_chunks);
+    run([&](int ith, int nth) {
+      for (int64_t c; (c = next_chunk(ith, nth)) >= 0;) fn(ith, c);
+    });
+  }
+
   // Splits [0, n) into nth near-equal contiguous chunks; returns chunk ith as [begin, end).
   static void split(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {
     const int64_t per = n / nth, rem = n % nth;
@@ -58,6 +77,17 @@ class ThreadPool {
   using RawFn = void (*)(void*, int, int);
   void run_raw(RawFn fn, void* ctx);
   void worker_main(int ith);
+  // run_stealing's bookkeeping: share i of [0, n) (split()) as its next and end chunk.
+  void reset_shares(int64_t n);
+  // The next chunk for thread ith (its own share first, then stolen), or -1 when none is left.
+  int64_t next_chunk(int ith, int nth);
+
+  // One thread's share of a run_stealing step: its front (next chunk) in the low 32 bits and
+  // its end in the high 32; the owner advances the front, thieves pull in the end. On its own
+  // cache line, so an owner's taking a chunk costs no traffic until someone steals.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> range{0};
+  };
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -66,6 +96,7 @@ class ThreadPool {
   alignas(64) std::atomic<uint32_t> generation_{0};
   alignas(64) std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
+  std::vector<Share> shares_;
 };
 
 }  // namespace cohort

@@ -112,7 +112,16 @@ std::atomic<bool>& decode_prefetch_setting() {
   return on;
 }
 
+std::atomic<bool>& split_stealing_setting() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
 }  // namespace
+
+bool split_stealing() { return split_stealing_setting().load(std::memory_order_relaxed); }
+
+void set_split_stealing(bool on) { split_stealing_setting().store(on, std::memory_order_relaxed); }
 
 bool decode_in_pairs() { return decode_pairs_setting().load(std::memory_order_relaxed); }
 

@@ -23,6 +23,11 @@ struct GemmArgs {
   size_t a_stride = 0;
   float* y = nullptr;  // y[t * y_stride + r]; y_stride in floats
   int64_t y_stride = 0;
+  // Non-zero: the bytes at a are the same in every call that carries this version (matmul
+  // gives each product a fresh one), so a gemm may reuse what it derived from them in an
+  // earlier call on the same thread (per-token scales and sums), as a product cut into many
+  // chunks calls it once per chunk. Zero: nothing is reused.
+  uint64_t a_version = 0;
 };
 
 // How one weight type is multiplied with activations. A matvec converts the activation
@@ -147,5 +152,12 @@ void set_decode_in_pairs(bool on);
 // tile 24 GB/s against 18-19); tests and `cohort bench --decode-prefetch` set it.
 bool decode_prefetch();
 void set_decode_prefetch(bool on);
+
+// Whether a matrix product's threads balance their work (ThreadPool::run_stealing over
+// chunks of panels: one that finishes its share takes the end of another's) or each runs one
+// fixed share (ThreadPool::split). The same bits either way: every output row is computed
+// the same whichever thread computes it. On by default; `cohort bench --split` sets it.
+bool split_stealing();
+void set_split_stealing(bool on);
 
 }  // namespace cohort::kernels

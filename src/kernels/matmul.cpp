@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/check.h"
 
@@ -96,6 +97,13 @@ const uint8_t* convert_activations(const KernelTable& k, ThreadPool& pool, const
   return act;
 }
 
+// A version for activations just converted (GemmArgs::a_version): never zero, never the
+// same twice in a process.
+uint64_t next_activation_version() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 // One output of a batched product: the gemm (packed or row-major) of w, its panels of
 // panel_rows rows (1 when unpacked), their first index in the product's list.
 struct Segment {
@@ -106,7 +114,8 @@ struct Segment {
 
 // The segment for w (output y, activations act): its packed form's gemm where it has one, else
 // the type's gemm; gemm stays null when the type has neither.
-Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* act, float* y) {
+Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* act,
+                   uint64_t act_version, float* y) {
   const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
   const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
   Segment s;
@@ -116,6 +125,7 @@ Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* a
   s.g.w_stride = packed ? w.panel_stride : w.row_stride;
   s.g.a = act;
   s.g.a_stride = row_bytes(ops.vec_dot_type, w.cols);
+  s.g.a_version = act_version;
   s.g.y = y;
   s.g.y_stride = w.rows;
   s.rows = w.rows;
@@ -124,20 +134,43 @@ Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* a
   return s;
 }
 
+// Weights per chunk of a balanced product (split_stealing): enough that taking a chunk
+// (one compare-exchange) costs nothing beside reading it, few enough per thread's share (a
+// 1B model's smallest matrix on 2 threads is ~1 MiB a share in Q4_0) that the last chunks even
+// out threads reading at different speeds.
+constexpr size_t kChunkBytes = 64 << 10;
+
 // Runs the segments as one fork-join: their panels in one list, each thread a contiguous
-// share of it (so of the weights, which pack in order), every token.
+// share of it (so of the weights, which pack in order), every token. With split_stealing()
+// the list is cut into chunks of whole panels and a thread done with its share takes chunks
+// from the end of another's (ThreadPool::run_stealing).
 void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t n_tokens,
                   int64_t units) {
   const int64_t total = segs[n_segs - 1].first_panel + segs[n_segs - 1].panels;
-  pool.run_sized(units, [&](int ith, int nth) {
-    int64_t p0, p1;
-    ThreadPool::split(total, ith, nth, &p0, &p1);
+  auto run_panels = [&](int64_t p0, int64_t p1) {
     for (size_t i = 0; i < n_segs; ++i) {
       const Segment& s = segs[i];
       const int64_t b = std::max(p0, s.first_panel) - s.first_panel;
       const int64_t e = std::min(p1, s.first_panel + s.panels) - s.first_panel;
       if (b < e) s.gemm(s.g, b * s.panel_rows, std::min(e * s.panel_rows, s.rows), 0, n_tokens);
     }
+  };
+  if (split_stealing() && pool.size() > 1 && units >= ThreadPool::kMinParallelUnits) {
+    // At least 4 chunks a thread, so that a small matrix still spreads over every thread;
+    // an even count of panels where a panel is small, so that a chunk is whole panel pairs
+    // (decode_in_pairs).
+    int64_t per = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / segs[0].g.w_stride));
+    per = std::min(per, std::max<int64_t>(1, total / (4 * pool.size())));
+    if (per > 1) per -= per % 2;
+    const int64_t chunks = (total + per - 1) / per;
+    pool.run_stealing(chunks,
+                      [&](int, int64_t c) { run_panels(c * per, std::min(total, (c + 1) * per)); });
+    return;
+  }
+  pool.run_sized(units, [&](int ith, int nth) {
+    int64_t p0, p1;
+    ThreadPool::split(total, ith, nth, &p0, &p1);
+    run_panels(p0, p1);
   });
 }
 
@@ -154,10 +187,11 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
     return;
   }
   const uint8_t* act = convert_activations(k, pool, w0, x, x_stride, n_tokens, workspace);
+  const uint64_t version = next_activation_version();
   Segment segs[kMaxSharedOutputs];
   int64_t panels = 0, units = 0;
   for (size_t i = 0; i < outs.size(); ++i) {
-    segs[i] = segment_of(k, *outs[i].w, act, outs[i].y);
+    segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y);
     segs[i].first_panel = panels;
     panels += segs[i].panels;
     units += outs[i].w->rows * w0.cols * n_tokens;
@@ -175,7 +209,7 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
   // The packed form, each thread on its share of the panels for every token; else the
   // batched kernel, each thread on its share of the rows for every token (it tiles rows and
   // tokens itself); for one token too, so that batching never changes a token's bits.
-  const Segment seg = segment_of(k, w, act_base, y);
+  const Segment seg = segment_of(k, w, act_base, next_activation_version(), y);
   if (seg.gemm != nullptr) {
     run_segments(pool, &seg, 1, n_tokens, w.rows * w.cols * n_tokens);
     return;

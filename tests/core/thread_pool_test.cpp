@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 namespace cohort {
@@ -50,6 +51,59 @@ TEST(ThreadPool, SumsInParallelAfterIdleSleep) {
     total += s;
   });
   EXPECT_EQ(total.load(), 99999LL * 100000 / 2);
+}
+
+TEST(ThreadPool, StealingRunsEveryChunkOnce) {
+  for (int nth : {1, 2, 3, 5}) {
+    ThreadPool pool(nth);
+    for (int64_t n : {0, 1, 2, 7, 64, 1001}) {
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      pool.run_stealing(n, [&](int ith, int64_t c) {
+        EXPECT_GE(ith, 0);
+        EXPECT_LT(ith, nth);
+        ASSERT_GE(c, 0);
+        ASSERT_LT(c, n);
+        runs[c].fetch_add(1);
+      });
+      for (int64_t c = 0; c < n; ++c) ASSERT_EQ(runs[c].load(), 1) << "chunk " << c;
+    }
+  }
+}
+
+TEST(ThreadPool, StealingTakesFromTheBackOfASlowShare) {
+  // Thread 0's share is chunks [0, 32), thread 1's [32, 64). Thread 0 stalls in its first
+  // chunk until thread 1 has run 40 chunks, which it can only do by finishing its own share
+  // and then taking the end of thread 0's, last chunk first; thread 0 meanwhile keeps to its
+  // own chunks, front to back.
+  ThreadPool pool(2);
+  std::vector<int> owner(64, -1);
+  std::vector<int64_t> order0;
+  std::atomic<int> by1{0};
+  std::atomic<int> stolen_first{-1};
+  bool waited_out = false;
+  pool.run_stealing(64, [&](int ith, int64_t c) {
+    owner[c] = ith;
+    if (ith == 0) {
+      order0.push_back(c);
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (c == 0 && by1.load() < 40 && !waited_out) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        waited_out = std::chrono::steady_clock::now() > give_up;
+      }
+      return;
+    }
+    if (c < 32) {
+      int none = -1;
+      stolen_first.compare_exchange_strong(none, static_cast<int>(c));
+    }
+    by1.fetch_add(1);
+  });
+  ASSERT_FALSE(waited_out) << "thread 1 did not take thread 0's chunks";
+  for (int64_t c = 32; c < 64; ++c) EXPECT_EQ(owner[c], 1) << "chunk " << c;
+  EXPECT_EQ(stolen_first.load(), 31);
+  for (int64_t c = 24; c < 32; ++c) EXPECT_EQ(owner[c], 1) << "chunk " << c;
+  ASSERT_FALSE(order0.empty());
+  for (size_t i = 0; i < order0.size(); ++i) EXPECT_EQ(order0[i], static_cast<int64_t>(i));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // kernels::matmul and matmul_shared_input on packed and row-major weights: products that
 // share an input give, fused, the bits of separate calls (whatever the types, widths and
-// packing), on 1 and 2 threads.
+// packing), on 1 and 2 threads; a balanced split (split_stealing) gives the static split's
+// bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,71 @@ TEST(MatmulSharedInput, MixedTypesFallBackToSeparateCalls) {
   matmul_shared_input(k, pool, outs, x.data(), cols, n_tokens, ws.data());
   EXPECT_EQ(std::memcmp(ya.data(), fa.data(), ya.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(yb.data(), fb.data(), yb.size() * sizeof(float)), 0);
+}
+
+// Restores split_stealing() when a test ends, however it ends.
+struct SplitStealingSetting {
+  bool saved = split_stealing();
+  ~SplitStealingSetting() { set_split_stealing(saved); }
+};
+
+// Threads that take chunks of each other's shares (ThreadPool::run_stealing) compute every
+// row as one thread does: the bits of the static split, on matrices of many chunks (a packed
+// panel being 9-256 KiB here), rows not whole panels, fused and alone.
+TEST(MatmulSplit, StealingGivesTheStaticSplitsBits) {
+  const KernelTable& k = best();
+  const SplitStealingSetting restore;
+  ThreadPool one(1), two(2), three(3);
+  for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    for (bool packed : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + (packed ? " packed" : " row-major"));
+      const int64_t cols = 2048;
+      const Matrix a(k, one, t, 1000, cols, 7, packed), b(k, one, t, 136, cols, 8, packed);
+      for (int64_t n_tokens : {int64_t{1}, int64_t{5}}) {
+        const std::vector<float> x = inputs(n_tokens, cols);
+        std::vector<uint8_t> ws(matmul_workspace_bytes(k, a.w, n_tokens));
+        std::vector<float> ya(1000 * n_tokens), yb(136 * n_tokens);
+        set_split_stealing(false);
+        matmul(k, two, a.w, x.data(), cols, n_tokens, ya.data(), ws.data());
+        matmul(k, two, b.w, x.data(), cols, n_tokens, yb.data(), ws.data());
+        set_split_stealing(true);
+        for (ThreadPool* pool : {&two, &three}) {
+          std::vector<float> sa(ya.size(), NAN), fa(ya.size(), NAN), fb(yb.size(), NAN);
+          matmul(k, *pool, a.w, x.data(), cols, n_tokens, sa.data(), ws.data());
+          const MatmulOutput outs[] = {{&a.w, fa.data()}, {&b.w, fb.data()}};
+          matmul_shared_input(k, *pool, outs, x.data(), cols, n_tokens, ws.data());
+          EXPECT_EQ(std::memcmp(ya.data(), sa.data(), ya.size() * sizeof(float)), 0);
+          EXPECT_EQ(std::memcmp(ya.data(), fa.data(), ya.size() * sizeof(float)), 0);
+          EXPECT_EQ(std::memcmp(yb.data(), fb.data(), yb.size() * sizeof(float)), 0);
+        }
+      }
+    }
+  }
+}
+
+// A gemm reuses the terms it derived from a product's activations across that product's
+// chunks (GemmArgs::a_version), never across products: a second product whose new
+// activations land in the same workspace, for the same tokens, gives the bits it gives
+// from a workspace of its own.
+TEST(MatmulSplit, TermsFollowNewActivationsInTheSameWorkspace) {
+  const KernelTable& k = best();
+  ThreadPool pool(2);
+  for (DType t : {DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const int64_t cols = 2048, rows = 512;
+    const Matrix a(k, pool, t, rows, cols, 11, true);
+    for (int64_t n_tokens : {int64_t{1}, int64_t{3}}) {
+      std::vector<float> x1 = inputs(n_tokens, cols), x2 = x1;
+      for (float& v : x2) v = 0.5f - 2.f * v;
+      std::vector<uint8_t> ws(matmul_workspace_bytes(k, a.w, n_tokens)), own(ws.size());
+      std::vector<float> expect(rows * n_tokens), y1(expect.size()), y2(expect.size());
+      matmul(k, pool, a.w, x2.data(), cols, n_tokens, expect.data(), own.data());
+      matmul(k, pool, a.w, x1.data(), cols, n_tokens, y1.data(), ws.data());
+      matmul(k, pool, a.w, x2.data(), cols, n_tokens, y2.data(), ws.data());
+      EXPECT_NE(std::memcmp(y1.data(), expect.data(), y1.size() * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(y2.data(), expect.data(), y2.size() * sizeof(float)), 0);
+    }
+  }
 }
 
 }  // namespace
