@@ -133,6 +133,11 @@ int bench(const BenchConfig& cfg) {
                                  : runtime::bench_table_row(facts, threads, r, test_roof);
     std::fputs(line.c_str(), stdout);
   }
+  if (!cfg.json) {
+    for (const runtime::BenchResult& r : *results) {
+      std::fputs(runtime::pool_time_text(r, test_roof).c_str(), stdout);
+    }
+  }
   if (usage.n_expert > 0) {
     std::fputs((cfg.json ? runtime::expert_usage_json_lines(usage)
                          : "\n" + runtime::expert_usage_text(usage))

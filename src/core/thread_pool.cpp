@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "core/check.h"
+#include "core/clock.h"
 
 namespace cohort {
 namespace {
@@ -41,17 +42,38 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+void ThreadPool::set_timing(bool on) {
+  timing_on_.store(on, std::memory_order_relaxed);
+  reset_timing();
+}
+
+void ThreadPool::reset_timing() { timing_ = Timing{}; }
+
 void ThreadPool::run_raw(RawFn fn, void* ctx) {
   if (n_threads_ == 1) {
     fn(ctx, 0, 1);
     return;
   }
+  // Read once: the workers see the same value (set_timing is not called during a step).
+  const bool timed = timing_on_.load(std::memory_order_relaxed);
+  const int64_t fork_ns = timed ? now_ns() : 0;
   fn_ = fn;
   ctx_ = ctx;
   pending_.store(n_threads_ - 1, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   fn(ctx, 0, n_threads_);
+  if (timed) shares_[0].finish_ns = now_ns();
+  wait_for_workers();
+  if (timed) {
+    const int64_t join_ns = now_ns();
+    timing_.steps += 1;
+    timing_.step_ns += join_ns - fork_ns;
+    for (int i = 0; i < n_threads_; ++i) timing_.join_wait_ns += join_ns - shares_[i].finish_ns;
+  }
+}
+
+void ThreadPool::wait_for_workers() {
   for (int spin = 0; spin < kSpinIterations; ++spin) {
     if (pending_.load(std::memory_order_acquire) == 0) return;
     cpu_relax(spin);
@@ -61,6 +83,7 @@ void ThreadPool::run_raw(RawFn fn, void* ctx) {
     pending_.wait(left, std::memory_order_acquire);
   }
 }
+
 
 namespace {
 
@@ -125,6 +148,7 @@ void ThreadPool::worker_main(int ith) {
     seen = gen;
     if (stop_.load(std::memory_order_acquire)) return;
     fn_(ctx_, ith, n_threads_);
+    if (timing_on_.load(std::memory_order_relaxed)) shares_[ith].finish_ns = now_ns();
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }

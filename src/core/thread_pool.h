@@ -73,10 +73,27 @@ class ThreadPool {
 
   static int hardware_threads();
 
+  // Where the threads' time goes, counted while timing is on (set_timing) since the last
+  // reset_timing(), for work made of fork-join steps such as a token's forward pass: wall
+  // time inside steps (fork to join; the rest of a timed span the calling thread worked
+  // alone while the others waited) and the threads' time spent waiting at joins for a
+  // step's slowest part. Nothing is counted on a pool of one thread.
+  struct Timing {
+    int64_t steps = 0;
+    int64_t step_ns = 0;       // wall, summed over steps
+    int64_t join_wait_ns = 0;  // thread time: each thread's finishing its part to the join
+  };
+  // Off by default: when on, every step reads the clock three times (tens of ns).
+  void set_timing(bool on);
+  void reset_timing();
+  Timing timing() const { return timing_; }
+
  private:
   using RawFn = void (*)(void*, int, int);
   void run_raw(RawFn fn, void* ctx);
   void worker_main(int ith);
+  // Returns when every worker has finished its part of the step.
+  void wait_for_workers();
   // run_stealing's bookkeeping: share i of [0, n) (split()) as its next and end chunk.
   void reset_shares(int64_t n);
   // The next chunk for thread ith (its own share first, then stolen), or -1 when none is left.
@@ -85,8 +102,11 @@ class ThreadPool {
   // One thread's share of a run_stealing step: its front (next chunk) in the low 32 bits and
   // its end in the high 32; the owner advances the front, thieves pull in the end. On its own
   // cache line, so an owner's taking a chunk costs no traffic until someone steals.
+  // With timing, also when thread ith finished its part of the current step: written
+  // before it signals the join, read by the caller after the join.
   struct alignas(64) Share {
     std::atomic<uint64_t> range{0};
+    int64_t finish_ns = 0;
   };
 
   int n_threads_;
@@ -97,6 +117,8 @@ class ThreadPool {
   alignas(64) std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
   std::vector<Share> shares_;
+  std::atomic<bool> timing_on_{false};
+  Timing timing_;  // the calling thread's
 };
 
 }  // namespace cohort

@@ -54,6 +54,13 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
   const uint64_t params = prompt ? m.prompt_params_per_token : m.params_per_token;
   f.gflops = 2.0 * static_cast<double>(params) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
+  if (r.pool_steps > 0 && r.wall_s > 0 && roof.threads > 1) {
+    const double thread_s = r.wall_s * roof.threads;
+    f.steps_per_token = static_cast<double>(r.pool_steps) /
+                        (static_cast<double>(r.n_tokens) * static_cast<double>(r.rep_tok_s.size()));
+    f.join_wait_frac = r.join_wait_s / thread_s;
+    f.alone_frac = std::max(0.0, r.wall_s - r.step_s) * (roof.threads - 1) / thread_s;
+  }
   const size_t reps = r.rep_tok_s.size();
   if (reps > 0 && r.rep_read_before.size() == reps && r.rep_read_after.size() == reps) {
     const double bytes = static_cast<double>(m.bytes_per_token + r.kv_bytes_per_token);
@@ -124,7 +131,21 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
     line += ",\"rep_read_before\":" + json_array(r.rep_read_before);
     line += ",\"rep_read_after\":" + json_array(r.rep_read_after);
   }
+  if (f.steps_per_token > 0) {
+    line += format(",\"steps_per_token\":%.1f,\"join_wait_frac\":%.4f,\"alone_frac\":%.4f",
+                   f.steps_per_token, f.join_wait_frac, f.alone_frac);
+  }
   return line + "}";
+}
+
+std::string pool_time_text(const BenchResult& r, const Roofline& roof) {
+  const BenchFigures f = bench_figures(ModelFacts{}, r, roof);
+  if (f.steps_per_token <= 0) return "";
+  return format(
+      "%s: threads %.1f%% in steps' work, %.1f%% waiting at joins, %.1f%% beside the calling "
+      "thread alone; %.1f steps a token\n",
+      r.test.c_str(), 100 * (1 - f.join_wait_frac - f.alone_frac), 100 * f.join_wait_frac,
+      100 * f.alone_frac, f.steps_per_token);
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {

@@ -36,6 +36,13 @@ struct BenchFigures {
   double bw_frac_bracketed = 0;
   double read_gbps_bracketed = 0;
   int steady_reps = 0;
+  // From the pool's timing (BenchResult::pool_steps > 0; else all 0): fork-join steps per
+  // token, and of the threads' time (wall x roof.threads) the fractions spent waiting at
+  // joins for a step's slowest part, and waiting while the calling thread worked alone
+  // between steps. What is left is the time the threads spent inside steps' work.
+  double steps_per_token = 0;
+  double join_wait_frac = 0;
+  double alone_frac = 0;
 };
 // A bracketed repetition is steady when its slower probe read at least this fraction of its
 // faster one.
@@ -49,9 +56,15 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
 // rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
-// steady_reps, and rep_read_before and rep_read_after (arrays).
+// steady_reps, and rep_read_before and rep_read_after (arrays); where the pool counted steps,
+// steps_per_token, join_wait_frac and alone_frac.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
+
+// Where a test's thread time went, for people ("tg64: threads 97.2% in steps' work, 0.8%
+// waiting at joins, 2.0% beside the calling thread alone; 82.0 steps a token"), or "" where
+// the pool counted nothing (one thread).
+std::string pool_time_text(const BenchResult& r, const Roofline& roof);
 
 // A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
 // over experts (min/mean/max, the busiest three, how many got none); for scripts, one JSON

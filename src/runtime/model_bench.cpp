@@ -72,6 +72,38 @@ void fill_depth(model::KvCache& kv, int64_t n_layers, int64_t depth) {
   }
 }
 
+// The timed repetitions' wall time and pool timing, summed.
+struct Spent {
+  double wall_s = 0;
+  ThreadPool::Timing pool;
+
+  // One repetition of wall time dt, and the pool's timing since its last reset.
+  void add(double dt, const ThreadPool::Timing& t) {
+    wall_s += dt;
+    pool.steps += t.steps;
+    pool.step_ns += t.step_ns;
+    pool.join_wait_ns += t.join_wait_ns;
+  }
+  void into(BenchResult& r) const {
+    r.wall_s = wall_s;
+    r.pool_steps = pool.steps;
+    r.step_s = static_cast<double>(pool.step_ns) * 1e-9;
+    r.join_wait_s = static_cast<double>(pool.join_wait_ns) * 1e-9;
+  }
+};
+
+// Turns the pool's timing on for a scope, and off again however the scope ends.
+class PoolTiming {
+ public:
+  explicit PoolTiming(ThreadPool& pool) : pool_(pool) { pool_.set_timing(true); }
+  ~PoolTiming() { pool_.set_timing(false); }
+  PoolTiming(const PoolTiming&) = delete;
+  PoolTiming& operator=(const PoolTiming&) = delete;
+
+ private:
+  ThreadPool& pool_;
+};
+
 std::string test_name(const char* kind, int64_t n, int64_t depth) {
   std::string s = kind + std::to_string(n);
   if (depth > 0) s += " @ d" + std::to_string(depth);
@@ -141,16 +173,22 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   const int64_t n_vocab = model.hparams().n_vocab;
   std::vector<float> logits(static_cast<size_t>(n_vocab));
   std::vector<BenchResult> out;
+  const PoolTiming timing(pool);
   if (o.n_prompt > 0) {
     const std::vector<int32_t> ids = bench_tokens(o.n_prompt, n_vocab);
     std::vector<double> tok_s;
+    Spent spent;
     for (int rep = 0; rep <= o.reps; ++rep) {
+      pool.reset_timing();
       const double t0 = now_s();
       COHORT_RETURN_IF_ERROR(feed(model, kv, ids, o.depth, logits.data()));
       const double dt = now_s() - t0;
-      if (rep > 0) tok_s.push_back(static_cast<double>(o.n_prompt) / dt);
+      if (rep == 0) continue;
+      tok_s.push_back(static_cast<double>(o.n_prompt) / dt);
+      spent.add(dt, pool.timing());
     }
     out.push_back(summarize(test_name("pp", o.n_prompt, o.depth), o.n_prompt, tok_s));
+    spent.into(out.back());
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth, o.n_prompt);
   }
@@ -158,10 +196,12 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
     const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
     std::vector<double> tok_s, read_before, read_after;
+    Spent spent;
     double probe_before = 0;
     for (int rep = 0; rep <= o.reps; ++rep) {
       COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
       if (o.bracket && rep == 1) probe_before = o.bracket->best_gbps(o.bracket_passes);
+      pool.reset_timing();
       const double t0 = now_s();
       for (int64_t i = 0; i < o.n_gen; ++i) {
         model::ForwardIo io;
@@ -172,6 +212,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       const double dt = now_s() - t0;
       if (rep == 0) continue;
       tok_s.push_back(static_cast<double>(o.n_gen) / dt);
+      spent.add(dt, pool.timing());
       if (o.bracket) {
         read_before.push_back(probe_before);
         probe_before = o.bracket->best_gbps(o.bracket_passes);  // after this one, before the next
@@ -179,6 +220,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       }
     }
     out.push_back(summarize(test_name("tg", o.n_gen, o.depth), o.n_gen, tok_s));
+    spent.into(out.back());
     out.back().rep_read_before = std::move(read_before);
     out.back().rep_read_after = std::move(read_after);
     out.back().depth = o.depth;

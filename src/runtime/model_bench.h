@@ -73,6 +73,14 @@ struct BenchResult {
   // With BenchOptions::bracket, for a tg test: per repetition, the probe's best pass (GB/s)
   // just before it and just after it; else empty.
   std::vector<double> rep_read_before, rep_read_after;
+  // Where the pool's threads spent the timed repetitions (ThreadPool::Timing, summed over
+  // them; the pool counts nothing on one thread): the repetitions' wall time, the fork-join
+  // steps run, the wall time inside steps (the rest the calling thread worked alone) and the
+  // threads' time waiting at joins for a step's slowest part.
+  double wall_s = 0;
+  int64_t pool_steps = 0;
+  double step_s = 0;
+  double join_wait_s = 0;
 };
 
 // Builds the whole model of file on this node (kernel table kt, every thread of pool,

@@ -106,5 +106,33 @@ TEST(ThreadPool, StealingTakesFromTheBackOfASlowShare) {
   for (size_t i = 0; i < order0.size(); ++i) EXPECT_EQ(order0[i], static_cast<int64_t>(i));
 }
 
+// With timing on, a step's wall time and each thread's wait at the join are counted: a step
+// whose thread 1 works 20 ms while thread 0 returns at once leaves thread 0 waiting about
+// 20 ms. Off, nothing is counted.
+TEST(ThreadPool, TimingCountsStepsAndJoinWaits) {
+  ThreadPool pool(2);
+  auto step = [&] {
+    pool.run([](int ith, int) {
+      if (ith == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+  };
+  step();
+  EXPECT_EQ(pool.timing().steps, 0);
+  pool.set_timing(true);
+  step();
+  step();
+  const ThreadPool::Timing t = pool.timing();
+  EXPECT_EQ(t.steps, 2);
+  EXPECT_GE(t.step_ns, 40'000'000);
+  EXPECT_GE(t.join_wait_ns, 40'000'000);  // thread 0, twice
+  EXPECT_LE(t.join_wait_ns, t.step_ns * 2);
+  pool.reset_timing();
+  EXPECT_EQ(pool.timing().steps, 0);
+  pool.set_timing(false);
+  step();
+  EXPECT_EQ(pool.timing().steps, 0);
+  EXPECT_EQ(pool.timing().join_wait_ns, 0);
+}
+
 }  // namespace
 }  // namespace cohort

@@ -127,6 +127,75 @@ TEST(ModelBench, Q8CacheReadsItsOwnBytes) {
   EXPECT_GT(pp.tok_s, 0.0);
 }
 
+// The pool's timing covers the timed repetitions only: their wall time is the tokens over
+// the tok/s, the steps ran inside it, and no thread waited longer than the steps lasted (a
+// synthetic llama whose matrices are large enough to run on both threads).
+TEST(ModelBench, PoolTimingCoversTheTimedRepetitions) {
+  testing::TempDir dir;
+  model::SynthConfig c;
+  c.dim = 512;
+  c.n_heads = 8;
+  c.n_kv_heads = 4;
+  c.ffn_dim = 1024;
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(model::write_synthetic_model(c, path).is_ok());
+  auto file = format::GgufFile::open(path);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  ThreadPool pool(2);
+  BenchOptions o;
+  o.n_prompt = 6;
+  o.n_gen = 4;
+  o.reps = 2;
+  auto results = run_model_bench(*file, kernels::best(), pool, 8, o);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  for (const BenchResult& r : *results) {
+    double wall = 0;
+    for (double v : r.rep_tok_s) wall += static_cast<double>(r.n_tokens) / v;
+    EXPECT_NEAR(r.wall_s, wall, 1e-3 * wall) << r.test;
+    EXPECT_GT(r.pool_steps, 0) << r.test;
+    EXPECT_GT(r.step_s, 0.0) << r.test;
+    EXPECT_LE(r.step_s, r.wall_s) << r.test;
+    EXPECT_GE(r.join_wait_s, 0.0) << r.test;
+    EXPECT_LE(r.join_wait_s, 2 * r.step_s) << r.test;
+    EXPECT_FALSE(pool_time_text(r, Roofline{.threads = 2}).empty()) << r.test;
+  }
+  // Timing is off again once the bench is done.
+  pool.run([](int, int) {});
+  EXPECT_EQ(pool.timing().steps, 0);
+}
+
+// The pool's timing as fractions of the threads' time: 2 threads for 2 s of wall are 4
+// thread-seconds; 0.2 s waiting at joins is 5%, 0.4 s of wall outside steps leaves the
+// second thread waiting 0.4 s, 10%.
+TEST(BenchReport, PoolTimeIsAFractionOfTheThreadsTime) {
+  BenchResult r;
+  r.test = "tg8";
+  r.n_tokens = 8;
+  r.rep_tok_s = {8.0, 8.0};
+  r.tok_s = 8.0;
+  r.wall_s = 2.0;
+  r.pool_steps = 160;
+  r.step_s = 1.6;
+  r.join_wait_s = 0.2;
+  Roofline roof;
+  roof.threads = 2;
+  const BenchFigures f = bench_figures(ModelFacts{}, r, roof);
+  EXPECT_DOUBLE_EQ(f.steps_per_token, 10.0);
+  EXPECT_DOUBLE_EQ(f.join_wait_frac, 0.05);
+  EXPECT_DOUBLE_EQ(f.alone_frac, 0.1);
+  EXPECT_EQ(pool_time_text(r, roof),
+            "tg8: threads 85.0% in steps' work, 5.0% waiting at joins, 10.0% beside the calling "
+            "thread alone; 10.0 steps a token\n");
+  const nlohmann::json j = nlohmann::json::parse(bench_json_line(ModelFacts{}, 2, r, roof));
+  EXPECT_DOUBLE_EQ(j.at("join_wait_frac").get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(j.at("alone_frac").get<double>(), 0.1);
+  // Nothing counted (one thread): no figures, no line, no JSON fields.
+  r.pool_steps = 0;
+  EXPECT_EQ(pool_time_text(r, roof), "");
+  EXPECT_FALSE(
+      nlohmann::json::parse(bench_json_line(ModelFacts{}, 2, r, roof)).contains("join_wait_frac"));
+}
+
 TEST(BenchReport, FiguresAndJsonAgree) {
   ModelFacts m;
   m.name = "a \"quoted\" name.gguf";
