@@ -205,55 +205,66 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   const int64_t rows_per_thread = static_cast<int64_t>(attn_limits_.size()) / pool_.size();
   int64_t n_kv_rows = 0;  // cached positions the rows read, all together
   for (int64_t t = 0; t < n_tokens; ++t) n_kv_rows += row_pos_[t] + 1;
-  // Work: two passes over the cached keys and values of every (token, head) item.
-  pool_.run_sized(2 * n_heads * n_kv_rows * hd, [&](int ith, int nth) {
-    int64_t i0, i1;
-    ThreadPool::split(n_items, ith, nth, &i0, &i1);
+  // One item on thread ith's scratch. Items are independent and each gives the same bits on
+  // any thread, so the threads balance them (ThreadPool::run_stealing) unless
+  // kernels::split_stealing() is off: at long contexts an item reads megabytes of cache, and
+  // two cores' reads rarely keep the same pace.
+  auto attend_item = [&](int ith, int64_t item) {
     float* scratch = &attn_scratch_[static_cast<size_t>(ith * scratch_per_thread)];
     float* q_rows = &attn_rows_[static_cast<size_t>(ith * rows_per_thread * 2 * hd)];
     float* out_rows = q_rows + rows_per_thread * hd;
     int64_t* limits = &attn_limits_[static_cast<size_t>(ith * rows_per_thread)];
-    for (int64_t item = i0; item < i1; ++item) {
-      const int64_t r = item / items_per_run;
-      const int64_t h = item % items_per_run * heads_per_item;  // first head of the item
-      const int64_t t0 = run_begin_[r], len = run_begin_[r + 1] - t0;
-      const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
-      KvCache& kv = *row_kv_[t0];
-      kernels::AttentionArgs a;
-      a.k = kv.k_head(layer, kvh);
-      a.v = kv.v_head(layer, kvh);
-      a.kv_type = kv.type();
-      a.n_kv = row_pos_[t0 + len - 1] + 1;
-      a.n_kv_heads = 1;
-      a.head_dim = hd;
-      a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
-      a.scale = attention_scale(hp_);
-      if (len == 1) {
-        a.q = &q_[t0 * n_q_ + h * hd];
-        a.n_heads = heads_per_item;
-        a.out = &att_[t0 * n_q_ + h * hd];
-        kt_.attention(a, 0, heads_per_item, scratch);
-        continue;
-      }
-      // Gather the run's rows of these heads ([row][head][hd]), attend, scatter back.
-      const size_t head_bytes = static_cast<size_t>(heads_per_item * hd) * sizeof(float);
-      for (int64_t i = 0; i < len; ++i) {
-        std::memcpy(q_rows + i * heads_per_item * hd, &q_[(t0 + i) * n_q_ + h * hd], head_bytes);
-        for (int64_t g = 0; g < heads_per_item; ++g) {
-          limits[i * heads_per_item + g] = row_pos_[t0 + i] + 1;
-        }
-      }
-      a.q = q_rows;
-      a.n_heads = len * heads_per_item;
-      a.n_kv_of_head = limits;
-      a.out = out_rows;
-      kt_.attention(a, 0, a.n_heads, scratch);
-      for (int64_t i = 0; i < len; ++i) {
-        std::memcpy(&att_[(t0 + i) * n_q_ + h * hd], out_rows + i * heads_per_item * hd,
-                    head_bytes);
+    const int64_t r = item / items_per_run;
+    const int64_t h = item % items_per_run * heads_per_item;  // first head of the item
+    const int64_t t0 = run_begin_[r], len = run_begin_[r + 1] - t0;
+    const int64_t kvh = (shard_.head_begin + h) / group - kv_begin;
+    KvCache& kv = *row_kv_[t0];
+    kernels::AttentionArgs a;
+    a.k = kv.k_head(layer, kvh);
+    a.v = kv.v_head(layer, kvh);
+    a.kv_type = kv.type();
+    a.n_kv = row_pos_[t0 + len - 1] + 1;
+    a.n_kv_heads = 1;
+    a.head_dim = hd;
+    a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
+    a.scale = attention_scale(hp_);
+    if (len == 1) {
+      a.q = &q_[t0 * n_q_ + h * hd];
+      a.n_heads = heads_per_item;
+      a.out = &att_[t0 * n_q_ + h * hd];
+      kt_.attention(a, 0, heads_per_item, scratch);
+      return;
+    }
+    // Gather the run's rows of these heads ([row][head][hd]), attend, scatter back.
+    const size_t head_bytes = static_cast<size_t>(heads_per_item * hd) * sizeof(float);
+    for (int64_t i = 0; i < len; ++i) {
+      std::memcpy(q_rows + i * heads_per_item * hd, &q_[(t0 + i) * n_q_ + h * hd], head_bytes);
+      for (int64_t g = 0; g < heads_per_item; ++g) {
+        limits[i * heads_per_item + g] = row_pos_[t0 + i] + 1;
       }
     }
-  });
+    a.q = q_rows;
+    a.n_heads = len * heads_per_item;
+    a.n_kv_of_head = limits;
+    a.out = out_rows;
+    kt_.attention(a, 0, a.n_heads, scratch);
+    for (int64_t i = 0; i < len; ++i) {
+      std::memcpy(&att_[(t0 + i) * n_q_ + h * hd], out_rows + i * heads_per_item * hd, head_bytes);
+    }
+  };
+  // Work: two passes over the cached keys and values of every (token, head) item.
+  const int64_t units = 2 * n_heads * n_kv_rows * hd;
+  if (units < ThreadPool::kMinParallelUnits || pool_.size() == 1) {
+    for (int64_t item = 0; item < n_items; ++item) attend_item(0, item);
+  } else if (kernels::split_stealing()) {
+    pool_.run_stealing(n_items, attend_item);
+  } else {
+    pool_.run([&](int ith, int nth) {
+      int64_t i0, i1;
+      ThreadPool::split(n_items, ith, nth, &i0, &i1);
+      for (int64_t item = i0; item < i1; ++item) attend_item(ith, item);
+    });
+  }
 
   return finish_attention(L, n_tokens);
 }
