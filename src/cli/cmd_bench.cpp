@@ -35,6 +35,7 @@ struct BenchConfig {
   std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
   std::string decode_prefetch = "auto";  // on, off: kernels::set_decode_prefetch; auto: the CPU's
   std::string split = "steal";           // static: kernels::set_split_stealing(false)
+  std::string spin_pause = "on";         // off: ThreadPool::set_spin_pause(false)
 };
 
 // The kernel table named `isa` among those this CPU runs, or null (the names it runs in
@@ -63,6 +64,7 @@ int bench(const BenchConfig& cfg) {
   if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
   if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
   kernels::set_split_stealing(cfg.split == "steal");
+  ThreadPool::set_spin_pause(cfg.spin_pause == "on");
   ThreadPool pool(cfg.threads);
   std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
   const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
@@ -201,6 +203,10 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                   "How a matrix product's threads share its rows: steal (each its share, then "
                   "chunks of another's left) or static (one fixed share each)")
       ->check(CLI::IsMember({"steal", "static"}))
+      ->capture_default_str();
+  cmd->add_option("--spin-pause", cfg->spin_pause,
+                  "Waiting threads spin with the pause instruction (on) or bare loads (off)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   add_bench_cluster_command(*cmd, runner);
   // CLI11 runs this callback after the subcommand's: leave `bench cluster` its runner.

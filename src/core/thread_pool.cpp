@@ -12,15 +12,25 @@ namespace {
 // steps in a token, far shorter than the ~100 us it costs to wake a sleeping thread.
 constexpr int kSpinIterations = 1 << 14;
 
-// Pause, and every so often yield: when the machine is oversubscribed (more runnable
-// threads than cores, as in CI running builds next to tests), the thread we wait for may
-// need our core to finish.
-inline void cpu_relax(int spin) {
+std::atomic<bool>& spin_pause_setting() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
+// Pause (unless spin_pause() is off: then only a compiler barrier), and every so often
+// yield: when the machine is oversubscribed (more runnable threads than cores, as in CI
+// running builds next to tests), the thread we wait for may need our core to finish.
+inline void cpu_relax(int spin, bool pause) {
 #if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
+  if (pause) _mm_pause();
 #endif
+  if (!pause) asm volatile("" ::: "memory");
   if ((spin & 255) == 255) std::this_thread::yield();
 }
+
+// Spins before sleeping: kSpinIterations with pause, 8 times as many without (a pause takes
+// tens of cycles, a bare iteration a few), so that the spin lasts about as long either way.
+int spin_iterations(bool pause) { return pause ? kSpinIterations : 8 * kSpinIterations; }
 
 }  // namespace
 
@@ -73,17 +83,23 @@ void ThreadPool::run_raw(RawFn fn, void* ctx) {
   }
 }
 
+bool ThreadPool::spin_pause() { return spin_pause_setting().load(std::memory_order_relaxed); }
+
+void ThreadPool::set_spin_pause(bool on) {
+  spin_pause_setting().store(on, std::memory_order_relaxed);
+}
+
 void ThreadPool::wait_for_workers() {
-  for (int spin = 0; spin < kSpinIterations; ++spin) {
+  const bool pause = spin_pause();
+  for (int spin = 0, n = spin_iterations(pause); spin < n; ++spin) {
     if (pending_.load(std::memory_order_acquire) == 0) return;
-    cpu_relax(spin);
+    cpu_relax(spin, pause);
   }
   for (int left = pending_.load(std::memory_order_acquire); left != 0;
        left = pending_.load(std::memory_order_acquire)) {
     pending_.wait(left, std::memory_order_acquire);
   }
 }
-
 
 namespace {
 
@@ -137,8 +153,9 @@ void ThreadPool::worker_main(int ith) {
   uint32_t seen = 0;
   for (;;) {
     uint32_t gen = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; gen == seen && spin < kSpinIterations; ++spin) {
-      cpu_relax(spin);
+    const bool pause = spin_pause();
+    for (int spin = 0, n = spin_iterations(pause); gen == seen && spin < n; ++spin) {
+      cpu_relax(spin, pause);
       gen = generation_.load(std::memory_order_acquire);
     }
     while (gen == seen) {

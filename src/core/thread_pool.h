@@ -73,6 +73,13 @@ class ThreadPool {
 
   static int hardware_threads();
 
+  // Whether waiting threads spin with the pause instruction (the default) or with bare loads,
+  // process-wide. A diagnostic (`cohort bench --spin-pause`): on a VM, a vCPU spinning on
+  // pause may be taken off its core by the hypervisor (pause-loop exiting), which may change
+  // where the host runs it.
+  static bool spin_pause();
+  static void set_spin_pause(bool on);
+
   // Where the threads' time goes, counted while timing is on (set_timing) since the last
   // reset_timing(), for work made of fork-join steps such as a token's forward pass: wall
   // time inside steps (fork to join; the rest of a timed span the calling thread worked

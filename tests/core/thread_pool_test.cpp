@@ -22,6 +22,17 @@ TEST(ThreadPool, EveryThreadRunsOncePerStep) {
   }
 }
 
+TEST(ThreadPool, StepsRunWithBareSpins) {
+  ThreadPool::set_spin_pause(false);
+  ThreadPool pool(2);
+  std::atomic<int> hits{0};
+  for (int step = 0; step < 500; ++step) pool.run([&](int, int) { hits.fetch_add(1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the spin: workers sleep
+  pool.run([&](int, int) { hits.fetch_add(1); });
+  ThreadPool::set_spin_pause(true);
+  EXPECT_EQ(hits.load(), 1002);
+}
+
 TEST(ThreadPool, SplitCoversRangeExactly) {
   for (int64_t n : {0, 1, 7, 64, 1001}) {
     for (int nth : {1, 2, 3, 8}) {
