@@ -119,7 +119,7 @@ void ThreadPool::reset_shares(int64_t n) {
   }
 }
 
-int64_t ThreadPool::next_chunk(int ith, int nth) {
+int64_t ThreadPool::next_chunk(int ith) {
   // Chunk indices are only handed out here; the fork-join orders the work itself, so the
   // compare-exchanges need no ordering of their own.
   std::atomic<uint64_t>& own = shares_[ith].range;
@@ -129,7 +129,7 @@ int64_t ThreadPool::next_chunk(int ith, int nth) {
   for (;;) {
     int victim = -1;
     int64_t most = 0;
-    for (int i = 0; i < nth; ++i) {
+    for (int i = 0; i < n_threads_; ++i) {
       const uint64_t r = shares_[i].range.load(std::memory_order_relaxed);
       if (range_end(r) - range_front(r) > most) {
         most = range_end(r) - range_front(r);

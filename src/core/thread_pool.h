@@ -59,8 +59,8 @@ class ThreadPool {
       return;
     }
     reset_shares(n_chunks);
-    run([&](int ith, int nth) {
-      for (int64_t c; (c = next_chunk(ith, nth)) >= 0;) fn(ith, c);
+    run([&](int ith, int) {
+      for (int64_t c; (c = next_chunk(ith)) >= 0;) fn(ith, c);
     });
   }
 
@@ -104,7 +104,7 @@ class ThreadPool {
   // run_stealing's bookkeeping: share i of [0, n) (split()) as its next and end chunk.
   void reset_shares(int64_t n);
   // The next chunk for thread ith (its own share first, then stolen), or -1 when none is left.
-  int64_t next_chunk(int ith, int nth);
+  int64_t next_chunk(int ith);
 
   // One thread's share of a run_stealing step: its front (next chunk) in the low 32 bits and
   // its end in the high 32; the owner advances the front, thieves pull in the end. On its own

@@ -19,6 +19,18 @@ namespace {
 
 const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
 
+// A synthetic llama of these widths (synth's defaults otherwise), written to path and opened.
+Result<format::GgufFile> synthetic_llama(const std::string& path, int64_t dim, int64_t heads,
+                                         int64_t kv_heads, int64_t ffn) {
+  model::SynthConfig c;
+  c.dim = dim;
+  c.n_heads = heads;
+  c.n_kv_heads = kv_heads;
+  c.ffn_dim = ffn;
+  COHORT_RETURN_IF_ERROR(model::write_synthetic_model(c, path));
+  return format::GgufFile::open(path);
+}
+
 TEST(ModelBench, FactsAndRunOnStories) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   auto file = format::GgufFile::open(kModel);
@@ -100,14 +112,7 @@ TEST(ModelBench, DepthRunsAfterFilledPositions) {
 // few for a Q8_0 block).
 TEST(ModelBench, Q8CacheReadsItsOwnBytes) {
   testing::TempDir dir;
-  model::SynthConfig c;
-  c.dim = 128;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.ffn_dim = 256;
-  const std::string path = dir.file("m.gguf");
-  ASSERT_TRUE(model::write_synthetic_model(c, path).is_ok());
-  auto file = format::GgufFile::open(path);
+  auto file = synthetic_llama(dir.file("m.gguf"), 128, 4, 2, 256);
   ASSERT_TRUE(file.is_ok()) << file.status().message();
   ThreadPool pool(2);
   BenchOptions o;
@@ -132,14 +137,7 @@ TEST(ModelBench, Q8CacheReadsItsOwnBytes) {
 // synthetic llama whose matrices are large enough to run on both threads).
 TEST(ModelBench, PoolTimingCoversTheTimedRepetitions) {
   testing::TempDir dir;
-  model::SynthConfig c;
-  c.dim = 512;
-  c.n_heads = 8;
-  c.n_kv_heads = 4;
-  c.ffn_dim = 1024;
-  const std::string path = dir.file("m.gguf");
-  ASSERT_TRUE(model::write_synthetic_model(c, path).is_ok());
-  auto file = format::GgufFile::open(path);
+  auto file = synthetic_llama(dir.file("m.gguf"), 512, 8, 4, 1024);
   ASSERT_TRUE(file.is_ok()) << file.status().message();
   ThreadPool pool(2);
   BenchOptions o;
