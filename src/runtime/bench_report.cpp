@@ -80,6 +80,19 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
     f.bw_frac_bracketed = median(fracs.empty() ? all_fracs : fracs);
     f.read_gbps_bracketed = median(reads.empty() ? all_reads : reads);
   }
+  const size_t tokens = r.token_s.size();
+  if (tokens > 0 && r.pair_read_gbps.size() == tokens && r.token_bytes.size() == tokens) {
+    std::vector<double> fracs, token_gbps;
+    for (size_t i = 0; i < tokens; ++i) {
+      const double gbps = ratio(static_cast<double>(r.token_bytes[i]) / 1e9, r.token_s[i]);
+      token_gbps.push_back(gbps);
+      fracs.push_back(ratio(gbps, r.pair_read_gbps[i]));
+    }
+    f.bw_frac_paired = median(fracs);
+    f.token_gbps_paired = median(token_gbps);
+    f.read_gbps_paired = median(r.pair_read_gbps);
+    f.paired_tokens = static_cast<int>(tokens);
+  }
   return f;
 }
 
@@ -131,6 +144,14 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
     line += ",\"rep_read_before\":" + json_array(r.rep_read_before);
     line += ",\"rep_read_after\":" + json_array(r.rep_read_after);
   }
+  if (f.paired_tokens > 0) {
+    line += format(
+        ",\"bw_frac_paired\":%.4f,\"token_gbps_paired\":%.6g,\"read_gbps_paired\":%.6g,"
+        "\"paired_tokens\":%d",
+        f.bw_frac_paired, f.token_gbps_paired, f.read_gbps_paired, f.paired_tokens);
+    line += ",\"token_s\":" + json_array(r.token_s);
+    line += ",\"pair_read_gbps\":" + json_array(r.pair_read_gbps);
+  }
   if (f.steps_per_token > 0) {
     line += format(",\"steps_per_token\":%.1f,\"join_wait_frac\":%.4f,\"alone_frac\":%.4f",
                    f.steps_per_token, f.join_wait_frac, f.alone_frac);
@@ -146,6 +167,16 @@ std::string pool_time_text(const BenchResult& r, const Roofline& roof) {
       "thread alone; %.1f steps a token\n",
       r.test.c_str(), 100 * (1 - f.join_wait_frac - f.alone_frac), 100 * f.join_wait_frac,
       100 * f.alone_frac, f.steps_per_token);
+}
+
+std::string paired_reads_text(const BenchResult& r) {
+  const BenchFigures f = bench_figures(ModelFacts{}, r, Roofline{});
+  if (f.paired_tokens == 0) return "";
+  return format(
+      "%s: tokens read %.0f%% of a plain read of the same bytes just after each (median of %d "
+      "tokens: %.1f against %.1f GB/s)\n",
+      r.test.c_str(), 100 * f.bw_frac_paired, f.paired_tokens, f.token_gbps_paired,
+      f.read_gbps_paired);
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {

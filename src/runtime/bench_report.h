@@ -36,6 +36,15 @@ struct BenchFigures {
   double bw_frac_bracketed = 0;
   double read_gbps_bracketed = 0;
   int steady_reps = 0;
+  // With BenchResult::token_s (a tg test with paired reads; else all 0): the median over
+  // its tokens of each token's GB/s over the GB/s of the plain read of the same bytes made
+  // just after it, the medians of the two GB/s themselves, and how many tokens. Each
+  // token is judged against a read of its own size and milliseconds, so a memory speed that
+  // moves within seconds moves both sides of a pair.
+  double bw_frac_paired = 0;
+  double token_gbps_paired = 0;
+  double read_gbps_paired = 0;
+  int paired_tokens = 0;
   // From the pool's timing (BenchResult::pool_steps > 0; else all 0): fork-join steps per
   // token, and of the threads' time (wall x roof.threads) the fractions spent waiting at
   // joins for a step's slowest part, and waiting while the calling thread worked alone
@@ -56,8 +65,10 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
 // rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
-// steady_reps, and rep_read_before and rep_read_after (arrays); where the pool counted steps,
-// steps_per_token, join_wait_frac and alone_frac.
+// steady_reps, and rep_read_before and rep_read_after (arrays); for a paired one
+// bw_frac_paired, token_gbps_paired, read_gbps_paired, paired_tokens, and token_s and
+// pair_read_gbps (arrays, a value per timed token); where the pool
+// counted steps, steps_per_token, join_wait_frac and alone_frac.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 
@@ -65,6 +76,11 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
 // waiting at joins, 2.0% beside the calling thread alone; 82.0 steps a token"), or "" where
 // the pool counted nothing (one thread).
 std::string pool_time_text(const BenchResult& r, const Roofline& roof);
+
+// A paired tg test's figures, for people ("tg64: tokens read 93% of a plain read of the same
+// bytes just after each (median of 192 tokens: 29.1 against 31.3 GB/s)"), or "" for a test
+// without paired reads.
+std::string paired_reads_text(const BenchResult& r);
 
 // A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
 // over experts (min/mean/max, the busiest three, how many got none); for scripts, one JSON

@@ -195,24 +195,43 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   if (o.n_gen > 0) {
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
     const std::vector<int32_t> gen = bench_tokens(kGenPromptTokens + o.n_gen, n_vocab);
-    std::vector<double> tok_s, read_before, read_after;
+    std::vector<double> tok_s, read_before, read_after, token_s, pair_read;
+    std::vector<uint64_t> token_bytes;
     Spent spent;
     double probe_before = 0;
+    const bool pair = o.bracket && o.pair_tokens;
+    const uint64_t weight_bytes = model_facts(file).bytes_per_token;
     for (int rep = 0; rep <= o.reps; ++rep) {
       COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
       if (o.bracket && rep == 1) probe_before = o.bracket->best_gbps(o.bracket_passes);
       pool.reset_timing();
+      ThreadPool::Timing tokens_timing;  // paired: the tokens' steps, without the reads'
+      double dt = 0;
       const double t0 = now_s();
       for (int64_t i = 0; i < o.n_gen; ++i) {
         model::ForwardIo io;
         io.tokens = &gen[static_cast<size_t>(kGenPromptTokens + i)];
         io.logits = logits.data();
-        COHORT_RETURN_IF_ERROR(model.forward(1, o.depth + kGenPromptTokens + i, kv, io));
+        const int64_t pos = o.depth + kGenPromptTokens + i;
+        const double ti = now_s();
+        COHORT_RETURN_IF_ERROR(model.forward(1, pos, kv, io));
+        if (!pair || rep == 0) continue;
+        const double ds = now_s() - ti;
+        dt += ds;
+        const ThreadPool::Timing t = pool.timing();
+        tokens_timing.steps += t.steps;
+        tokens_timing.step_ns += t.step_ns;
+        tokens_timing.join_wait_ns += t.join_wait_ns;
+        const uint64_t bytes = weight_bytes + kv_read(pos, 1);  // it attends [0, pos]
+        token_s.push_back(ds);
+        token_bytes.push_back(bytes);
+        pair_read.push_back(o.bracket->gbps_of_bytes(bytes));
+        pool.reset_timing();
       }
-      const double dt = now_s() - t0;
+      if (!pair) dt = now_s() - t0;
       if (rep == 0) continue;
       tok_s.push_back(static_cast<double>(o.n_gen) / dt);
-      spent.add(dt, pool.timing());
+      spent.add(dt, pair ? tokens_timing : pool.timing());
       if (o.bracket) {
         read_before.push_back(probe_before);
         probe_before = o.bracket->best_gbps(o.bracket_passes);  // after this one, before the next
@@ -223,6 +242,9 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     spent.into(out.back());
     out.back().rep_read_before = std::move(read_before);
     out.back().rep_read_after = std::move(read_after);
+    out.back().token_s = std::move(token_s);
+    out.back().pair_read_gbps = std::move(pair_read);
+    out.back().token_bytes = std::move(token_bytes);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
   }

@@ -53,6 +53,12 @@ struct BenchOptions {
   // minutes (BenchResult::rep_read_before, rep_read_after).
   ReadProbe* bracket = nullptr;
   int bracket_passes = 16;
+  // With bracket, also a paired read after each timed token of the tg test: the probe reads
+  // as many bytes as the token did (ReadProbe::gbps_of_bytes), right after it on the same
+  // threads, so that every token has a plain read of its size made within milliseconds of it
+  // (BenchResult::token_s, pair_read_gbps). The repetition's tok/s then counts the tokens'
+  // own time only. About doubles the tg test's time.
+  bool pair_tokens = false;
 };
 
 // Positions of the untimed prompt before a tg test.
@@ -73,6 +79,10 @@ struct BenchResult {
   // With BenchOptions::bracket, for a tg test: per repetition, the probe's best pass (GB/s)
   // just before it and just after it; else empty.
   std::vector<double> rep_read_before, rep_read_after;
+  // With BenchOptions::pair_tokens, for a tg test: every timed token's seconds, and the GB/s
+  // of the plain read of the same bytes just after it (token_bytes each); else empty.
+  std::vector<double> token_s, pair_read_gbps;
+  std::vector<uint64_t> token_bytes;
   // Where the pool's threads spent the timed repetitions (ThreadPool::Timing, summed over
   // them; the pool counts nothing on one thread): the repetitions' wall time, the fork-join
   // steps run, the wall time inside steps (the rest the calling thread worked alone) and the

@@ -54,6 +54,7 @@ constexpr int kPasses = 5;             // FMA runs
 
 struct ReadSpread {
   double best = 0, median = 0, min = 0;
+  double total_gbps = 0;  // all the timed passes' bytes over their summed time
   int passes = 0;
 };
 
@@ -72,6 +73,7 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
                      int64_t first = 0) {
   std::vector<float> sums(static_cast<size_t>(pool.size()), 0.0f);
   std::vector<double> gbps;
+  double timed_s = 0;
   const int64_t kWindows = buffer_floats / kWindowFloats;
   const double start = now_s();
   for (int pass = 0; pass < count.warmup + count.max_passes; ++pass) {
@@ -89,7 +91,10 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
       sums[0] += kt.read_sum(w, kWindowFloats);
     }
     const double dt = now_s() - t0;
-    if (pass >= count.warmup && dt > 0) gbps.push_back(kWindowFloats * 4.0 / dt / 1e9);
+    if (pass >= count.warmup && dt > 0) {
+      gbps.push_back(kWindowFloats * 4.0 / dt / 1e9);
+      timed_s += dt;
+    }
   }
   volatile float keep = 0;
   for (float s : sums) keep = keep + s;
@@ -99,6 +104,7 @@ ReadSpread read_gbps(const kernels::KernelTable& kt, ThreadPool& pool, const flo
   r.min = *std::min_element(gbps.begin(), gbps.end());
   r.best = *std::max_element(gbps.begin(), gbps.end());
   r.median = median(gbps);
+  r.total_gbps = static_cast<double>(gbps.size()) * kWindowFloats * 4.0 / timed_s / 1e9;
   return r;
 }
 
@@ -177,6 +183,19 @@ double ReadProbe::best_gbps(int passes) {
                                  floats_, true, n, next_window_);
   next_window_ += n.warmup + n.max_passes;  // the next call starts on windows not just read
   return s.best;
+}
+
+double ReadProbe::gbps_of_bytes(uint64_t bytes) {
+  const uint64_t window_bytes = static_cast<uint64_t>(kWindowFloats) * sizeof(float);
+  ReadPasses n;
+  n.warmup = 0;
+  n.min_passes = n.max_passes = static_cast<int>(
+      std::clamp<uint64_t>((bytes + window_bytes - 1) / window_bytes, 1, kMaxReadPasses));
+  n.seconds = 0;
+  const ReadSpread s = read_gbps(kt_, pool_, reinterpret_cast<const float*>(buffer_.data()),
+                                 floats_, true, n, next_window_);
+  next_window_ += n.max_passes;
+  return s.total_gbps;
 }
 
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {

@@ -48,6 +48,11 @@ class ReadProbe {
   // The best GB/s of `passes` passes (64 MiB each) on every thread of the pool: about 1 ms
   // a pass at 60 GB/s.
   double best_gbps(int passes);
+  // GB/s of one timed read of at least `bytes` (whole 64 MiB windows, at least one; after
+  // the buffer's end it wraps to its start, which is beyond the last-level cache again) on
+  // every thread of the pool, with no warm-up pass: a plain read of what another piece of
+  // work just read (a token's weights), to compare with it.
+  double gbps_of_bytes(uint64_t bytes);
 
  private:
   const kernels::KernelTable& kt_;

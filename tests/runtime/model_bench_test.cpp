@@ -310,6 +310,17 @@ TEST(BenchReport, BracketedFractionIsTheMedianOfEachSteadyRepetitionsOwn) {
   EXPECT_DOUBLE_EQ(big["bw_frac_bracketed"].get<double>(), 0.5);
 }
 
+// A 5-token prompt test and a 3-token generation test, bracketed by probe.
+BenchOptions small_bracketed(ReadProbe& probe, int reps, int passes) {
+  BenchOptions o;
+  o.n_prompt = 5;
+  o.n_gen = 3;
+  o.reps = reps;
+  o.bracket = &probe;
+  o.bracket_passes = passes;
+  return o;
+}
+
 // With a probe to bracket them, each tg repetition gets the read speed measured around it
 // (a positive GB/s); a pp test gets none.
 TEST(ModelBench, BracketedGenerationReadsAroundEachRepetition) {
@@ -318,12 +329,7 @@ TEST(ModelBench, BracketedGenerationReadsAroundEachRepetition) {
   ASSERT_TRUE(file.is_ok()) << file.status().message();
   ThreadPool pool(2);
   ReadProbe probe(kernels::best(), pool, /*windows=*/1);  // 64 MiB: small under sanitizers
-  BenchOptions o;
-  o.n_prompt = 5;
-  o.n_gen = 3;
-  o.reps = 3;
-  o.bracket = &probe;
-  o.bracket_passes = 2;
+  const BenchOptions o = small_bracketed(probe, /*reps=*/3, /*passes=*/2);
   auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
   ASSERT_TRUE(results.is_ok()) << results.status().message();
   ASSERT_EQ(results->size(), 2u);
@@ -339,6 +345,77 @@ TEST(ModelBench, BracketedGenerationReadsAroundEachRepetition) {
   }
   // One probe between two repetitions: after the first, before the second.
   EXPECT_DOUBLE_EQ(tg.rep_read_after[0], tg.rep_read_before[1]);
+}
+
+// A paired tg test's fraction is the median over its tokens of each token's GB/s over the
+// read just after it: not the ratio of the medians, and not the mean speed over the roofline.
+// Without paired reads it is absent.
+TEST(BenchReport, PairedFractionIsTheMedianOfEachTokensOwn) {
+  BenchResult r;
+  r.test = "tg3";
+  r.rep_tok_s = {1.0};
+  Roofline roof;
+  roof.read_gbps_n = 100.0;
+  EXPECT_EQ(bench_figures(ModelFacts{}, r, roof).paired_tokens, 0);
+  EXPECT_EQ(paired_reads_text(r), "");
+  EXPECT_TRUE(
+      nlohmann::json::parse(bench_json_line(ModelFacts{}, 2, r, roof))["bw_frac_paired"].is_null());
+  // Tokens of 1 GB in 0.1, 0.05 and 0.5 s: 10, 20 and 2 GB/s, against reads of 40, 25 and 4:
+  // fractions 0.25, 0.8 and 0.5 (median 0.5; the ratio of the medians would be 10 / 25).
+  r.token_bytes = {1000000000, 1000000000, 1000000000};
+  r.token_s = {0.1, 0.05, 0.5};
+  r.pair_read_gbps = {40.0, 25.0, 4.0};
+  const BenchFigures f = bench_figures(ModelFacts{}, r, roof);
+  EXPECT_EQ(f.paired_tokens, 3);
+  EXPECT_DOUBLE_EQ(f.bw_frac_paired, 0.5);
+  EXPECT_DOUBLE_EQ(f.token_gbps_paired, 10.0);
+  EXPECT_DOUBLE_EQ(f.read_gbps_paired, 25.0);
+  EXPECT_EQ(paired_reads_text(r),
+            "tg3: tokens read 50% of a plain read of the same bytes just after each (median of 3 "
+            "tokens: 10.0 against 25.0 GB/s)\n");
+  const auto j = nlohmann::json::parse(bench_json_line(ModelFacts{}, 2, r, roof), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_DOUBLE_EQ(j["bw_frac_paired"].get<double>(), 0.5);
+  EXPECT_EQ(j["paired_tokens"], 3);
+  EXPECT_EQ(j["token_s"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["pair_read_gbps"][2].get<double>(), 4.0);
+}
+
+// With paired reads every timed token of the tg test gets its seconds, its bytes (the
+// weights, and the cache it attends) and a read of those bytes; the repetition's tok/s counts
+// the tokens' own time. A pp test gets none, and without pair_tokens a tg test neither.
+TEST(ModelBench, PairedGenerationReadsAfterEachToken) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto file = format::GgufFile::open(kModel);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  ThreadPool pool(2);
+  ReadProbe probe(kernels::best(), pool, /*windows=*/1);
+  BenchOptions o = small_bracketed(probe, /*reps=*/2, /*passes=*/1);
+  auto plain = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_TRUE((*plain)[1].token_s.empty());
+  o.pair_tokens = true;
+  auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_TRUE((*results)[0].token_s.empty());
+  const BenchResult& tg = (*results)[1];
+  ASSERT_EQ(tg.token_s.size(), 6u);  // 3 tokens x 2 timed repetitions
+  ASSERT_EQ(tg.pair_read_gbps.size(), 6u);
+  ASSERT_EQ(tg.token_bytes.size(), 6u);
+  const uint64_t weights = model_facts(*file).bytes_per_token;
+  double rep0_s = 0;
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_GT(tg.token_s[i], 0.0);
+    EXPECT_GT(tg.pair_read_gbps[i], 0.0);
+    EXPECT_GT(tg.token_bytes[i], weights);  // and the cache it attends
+    if (i > 0 && i != 3) {
+      EXPECT_GT(tg.token_bytes[i], tg.token_bytes[i - 1]);  // one more position
+    }
+    if (i < 3) rep0_s += tg.token_s[i];
+  }
+  EXPECT_EQ(tg.token_bytes[0], tg.token_bytes[3]);  // each repetition from the same position
+  EXPECT_NEAR(tg.rep_tok_s[0], 3.0 / rep0_s, 1e-9 * tg.rep_tok_s[0]);
 }
 
 // The expert-usage table names a layer no token was routed to (a dense layer) as such,

@@ -1,0 +1,257 @@
+// What a decode token's products read per second when they run as a model runs them, against
+// the same bytes read other ways: the question behind issue 6's decode gap. `cohort bench`
+// on the Zen 4 VM of stops 19-24 found a one-thread 1B q4_0 token reading ~73% of a plain
+// read of the same bytes made right after it (`--paired`), where one large product
+// (gemm_packed .../32768/4096/1) reads near the plain stream.
+//
+// One buffer of packed weights of the 1B shape (16 layers of q/k/v 2048/512/512 x 2048, o
+// 2048 x 2048, gate and up 8192 x 2048, down 2048 x 8192, then the output 32000 x 2048), in
+// huge pages as the model keeps them, read three ways per iteration:
+//   layers: a token's products in the model's order and grouping (q/k/v and gate/up as one
+//           fork-join each: kernels::matmul_shared_input), on a pool of `threads`;
+//   one:    the whole buffer as one 2048-column product (the same panels' bytes, ~1/7 the
+//           fork-joins and no product boundaries);
+//   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
+//           the threads (runtime/roofline.h's pass).
+// Attention, norms and the rest of a token are left out: at one thread they are ~2% of it.
+// Each round runs every way once, in a shuffled order, within a fraction of a second; the
+// report gives each way's median GB/s and the median over rounds of its GB/s over the plain
+// read's in the same round. On a shared VM whose memory speed moves from second to second,
+// those paired ratios are what compare; a way's own GB/s moves with the machine.
+//   build/release/bench/decode_layers_bench --type q4_0 --threads 1 --rounds 30
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/huge_page_buffer.h"
+#include "core/rng.h"
+#include "core/stats.h"
+#include "core/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kernels/matmul.h"
+#include "tensor/dtype.h"
+#include "tensor/quantize.h"
+
+namespace cohort {
+namespace {
+
+constexpr int64_t kDim = 2048, kKv = 512, kFfn = 8192, kNumLayers = 16, kVocab = 32000;
+constexpr int64_t kWindowFloats = int64_t{16} << 20;  // the probe's 64 MiB pass
+
+struct Layer {
+  kernels::WeightMatrix q, k, v, o, gate, up, down;
+};
+
+// The packed weights of one type, and the matrices that view them.
+struct Weights {
+  HugePageBuffer buffer;
+  size_t bytes = 0;
+  std::vector<Layer> layers;
+  kernels::WeightMatrix output, one;
+};
+
+ThreadPool& pool_of(int threads) {
+  static std::map<int, std::unique_ptr<ThreadPool>> pools;
+  std::unique_ptr<ThreadPool>& p = pools[threads];
+  if (!p) p = std::make_unique<ThreadPool>(threads);
+  return *p;
+}
+
+// rows x cols of type, every row the same quantized random row (the speed of a product does
+// not depend on its values), packed at dst; returns the packed matrix.
+kernels::WeightMatrix packed_matrix(const kernels::KernelTable& kt, ThreadPool& pool, DType type,
+                                    int64_t rows, int64_t cols, uint8_t* dst) {
+  Rng rng(static_cast<uint64_t>(rows * 31 + cols));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (float& x : row) x = rng.normal();
+  const size_t rb = row_bytes(type, cols);
+  std::vector<uint8_t> file(rb * static_cast<size_t>(rows));
+  quantize_row(type, row.data(), file.data(), cols);
+  for (int64_t r = 1; r < rows; ++r) std::copy_n(file.data(), rb, file.data() + r * rb);
+  kernels::WeightMatrix w;
+  w.data = file.data();
+  w.type = type;
+  w.rows = rows;
+  w.cols = cols;
+  w.row_stride = rb;
+  kernels::WeightMatrix p = kernels::pack(kt, pool, w, dst);
+  p.data = nullptr;  // the file layout goes; the products read the packed panels only
+  return p;
+}
+
+// The 1B shape's weights of type, packed once per type for the whole run.
+const Weights& weights_of(const kernels::KernelTable& kt, DType type) {
+  static std::map<DType, std::unique_ptr<Weights>> cache;
+  std::unique_ptr<Weights>& w = cache[type];
+  if (w) return *w;
+  w = std::make_unique<Weights>();
+  ThreadPool& pool = pool_of(0);
+  auto shape_bytes = [&](int64_t rows, int64_t cols) {
+    kernels::WeightMatrix m;
+    m.type = type;
+    m.rows = rows;
+    m.cols = cols;
+    m.row_stride = row_bytes(type, cols);
+    return kernels::packed_bytes(kt, m);
+  };
+  const size_t layer = 2 * shape_bytes(kDim, kDim) + 2 * shape_bytes(kKv, kDim) +
+                       2 * shape_bytes(kFfn, kDim) + shape_bytes(kDim, kFfn);
+  w->bytes = kNumLayers * layer + shape_bytes(kVocab, kDim);
+  w->buffer = std::move(HugePageBuffer::allocate(w->bytes)).value();
+  uint8_t* at = w->buffer.data();
+  auto next = [&](int64_t rows, int64_t cols) {
+    kernels::WeightMatrix m = packed_matrix(kt, pool, type, rows, cols, at);
+    at += shape_bytes(rows, cols);
+    return m;
+  };
+  for (int64_t l = 0; l < kNumLayers; ++l) {
+    Layer y;
+    y.q = next(kDim, kDim);
+    y.k = next(kKv, kDim);
+    y.v = next(kKv, kDim);
+    y.o = next(kDim, kDim);
+    y.gate = next(kFfn, kDim);
+    y.up = next(kFfn, kDim);
+    y.down = next(kDim, kFfn);
+    w->layers.push_back(y);
+  }
+  w->output = next(kVocab, kDim);
+  // The whole buffer as panels of a 2048-column matrix (the panels' contents are not that
+  // matrix's, which no reader of the result minds).
+  const kernels::TypeOps::Packed& pk = kt.types[static_cast<uint32_t>(type)].packed;
+  const size_t panel = pk.panel_bytes(kDim);
+  w->one = w->output;
+  w->one.packed = w->buffer.data();
+  w->one.rows = static_cast<int64_t>(w->bytes / panel) * pk.panel_rows;
+  return *w;
+}
+
+// One way of reading the weights: a name and a run of it.
+struct Way {
+  std::string name;
+  std::function<void()> run;
+};
+
+int run(DType type, int threads, int rounds) {
+  const kernels::KernelTable& kt = kernels::best();
+  if (kt.types[static_cast<uint32_t>(type)].packed.panel_rows == 0) {
+    std::fprintf(stderr, "error: %s kernels have no packed %s layout\n", kt.isa,
+                 std::string(dtype_name(type)).c_str());
+    return 2;
+  }
+  ThreadPool& pool = pool_of(threads);
+  std::fprintf(stderr, "packing the 1B shape's %s weights...\n",
+               std::string(dtype_name(type)).c_str());
+  const Weights& w = weights_of(kt, type);
+  Rng rng(5);
+  std::vector<float> x(kFfn), y(static_cast<size_t>(std::max(w.one.rows, kVocab)));
+  for (float& v : x) v = rng.normal();
+  std::vector<float> q(kDim), k(kKv), v(kKv), gate(kFfn), up(kFfn);
+  const size_t ws = std::max(kernels::matmul_workspace_bytes(kt, w.one, 1),
+                             kernels::matmul_workspace_bytes(kt, w.layers[0].down, 1));
+  std::vector<uint8_t> workspace(ws);
+  std::vector<float> sums(static_cast<size_t>(pool.size()));
+  auto layers = [&] {
+    for (const Layer& l : w.layers) {
+      const kernels::MatmulOutput qkv[] = {{&l.q, q.data()}, {&l.k, k.data()}, {&l.v, v.data()}};
+      kernels::matmul_shared_input(kt, pool, qkv, x.data(), kDim, 1, workspace.data());
+      kernels::matmul(kt, pool, l.o, x.data(), kDim, 1, y.data(), workspace.data());
+      const kernels::MatmulOutput ffn[] = {{&l.gate, gate.data()}, {&l.up, up.data()}};
+      kernels::matmul_shared_input(kt, pool, ffn, x.data(), kDim, 1, workspace.data());
+      kernels::matmul(kt, pool, l.down, x.data(), kFfn, 1, y.data(), workspace.data());
+    }
+    kernels::matmul(kt, pool, w.output, x.data(), kDim, 1, y.data(), workspace.data());
+  };
+  auto one = [&] {
+    kernels::matmul(kt, pool, w.one, x.data(), kDim, 1, y.data(), workspace.data());
+  };
+  auto plain = [&] {
+    const auto* f = reinterpret_cast<const float*>(w.buffer.data());
+    const int64_t floats = static_cast<int64_t>(w.bytes / sizeof(float));
+    for (int64_t at = 0; at < floats; at += kWindowFloats) {
+      const int64_t n = std::min(kWindowFloats, floats - at);
+      pool.run([&](int ith, int nth) {
+        int64_t b, e;
+        ThreadPool::split(n, ith, nth, &b, &e);
+        sums[ith] += kt.read_sum(f + at + b, e - b);
+      });
+    }
+  };
+  // The decode products with the prefetch setting flipped from this CPU's default.
+  const bool prefetch = kernels::decode_prefetch();
+  auto flipped = [&](std::function<void()> fn) {
+    return [fn, prefetch] {
+      kernels::set_decode_prefetch(!prefetch);
+      fn();
+      kernels::set_decode_prefetch(prefetch);
+    };
+  };
+  const std::string flip = prefetch ? " no-prefetch" : " prefetch";
+  std::vector<Way> ways = {{"plain", plain},
+                           {"layers", layers},
+                           {"one", one},
+                           {"layers" + flip, flipped(layers)},
+                           {"one" + flip, flipped(one)}};
+  std::vector<std::vector<double>> gbps(ways.size()), ratio(ways.size());
+  std::vector<size_t> order(ways.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (Way& way : ways) way.run();  // warm-up: pages, pools, per-thread terms
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = order.size() - 1; i > 0; --i) {
+      std::swap(order[i], order[rng.next_u64() % (i + 1)]);
+    }
+    std::vector<double> round(ways.size());
+    for (size_t i : order) {
+      const double t0 = now_s();
+      ways[i].run();
+      round[i] = static_cast<double>(w.bytes) / (now_s() - t0) / 1e9;
+    }
+    for (size_t i = 0; i < ways.size(); ++i) {
+      gbps[i].push_back(round[i]);
+      ratio[i].push_back(round[i] / round[0]);
+    }
+  }
+  std::printf("1B shape, %s, %.1f MB of packed weights, %s kernels, %d thread%s, %d rounds\n",
+              std::string(dtype_name(type)).c_str(), static_cast<double>(w.bytes) / 1e6, kt.isa,
+              pool.size(), pool.size() == 1 ? "" : "s", rounds);
+  std::printf("%-22s %10s %12s %16s\n", "way", "GB/s", "of plain", "(ratio range)");
+  for (size_t i = 0; i < ways.size(); ++i) {
+    const auto [lo, hi] = std::minmax_element(ratio[i].begin(), ratio[i].end());
+    std::printf("%-22s %10.1f %11.1f%% %7.0f%% - %3.0f%%\n", ways[i].name.c_str(), median(gbps[i]),
+                100 * median(ratio[i]), 100 * *lo, 100 * *hi);
+  }
+  volatile float keep = 0;
+  for (float s : sums) keep = keep + s;
+  return 0;
+}
+
+}  // namespace
+}  // namespace cohort
+
+int main(int argc, char** argv) {
+  CLI::App app{"Read speed of a 1B-shape decode token's products against plain reads"};
+  std::string type = "q4_0";
+  int threads = 1, rounds = 20;
+  app.add_option("--type", type, "Weight type: q4_0, q8_0, f16, q4_K or q6_K")
+      ->capture_default_str();
+  app.add_option("-t,--threads", threads, "Threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--rounds", rounds, "Rounds of every way")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const auto t = cohort::dtype_from_name(type);
+  if (!t) {
+    std::fprintf(stderr, "error: unknown type %s\n", type.c_str());
+    return 2;
+  }
+  return cohort::run(*t, threads, rounds);
+}
