@@ -6,13 +6,16 @@
 //
 // One buffer of packed weights of the 1B shape (16 layers of q/k/v 2048/512/512 x 2048, o
 // 2048 x 2048, gate and up 8192 x 2048, down 2048 x 8192, then the output 32000 x 2048), in
-// huge pages as the model keeps them, read three ways per iteration:
+// huge pages as the model keeps them, read these ways per round:
 //   layers: a token's products in the model's order and grouping (q/k/v and gate/up as one
-//           fork-join each: kernels::matmul_shared_input), on a pool of `threads`;
+//           fork-join each: kernels::matmul_shared_input), on a pool of `threads`, the down
+//           projection in column slices (kernels::pack_slice_cols);
+//   layers, whole rows: the same from a second copy packed without slices;
 //   one:    the whole buffer as one 2048-column product (the same panels' bytes, ~1/7 the
 //           fork-joins and no product boundaries);
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
-//           the threads (runtime/roofline.h's pass).
+//           the threads (runtime/roofline.h's pass);
+//   and layers with the decode prefetch setting flipped from this CPU's default.
 // Attention, norms and the rest of a token are left out: at one thread they are ~2% of it.
 // Each round runs every way once, in a shuffled order, within a fraction of a second; the
 // report gives each way's median GB/s and the median over rounds of its GB/s over the plain
@@ -86,12 +89,13 @@ kernels::WeightMatrix packed_matrix(const kernels::KernelTable& kt, ThreadPool& 
   return p;
 }
 
-// The 1B shape's weights of type, packed once per type for the whole run.
-const Weights& weights_of(const kernels::KernelTable& kt, DType type) {
-  static std::map<DType, std::unique_ptr<Weights>> cache;
-  std::unique_ptr<Weights>& w = cache[type];
-  if (w) return *w;
-  w = std::make_unique<Weights>();
+// The 1B shape's weights of type, packed with the wide matrices in column slices of
+// slice_cols (kernels::pack_slice_cols; 0: whole).
+std::unique_ptr<Weights> weights_of(const kernels::KernelTable& kt, DType type,
+                                    int64_t slice_cols) {
+  const int64_t saved = kernels::pack_slice_cols();
+  kernels::set_pack_slice_cols(slice_cols);
+  auto w = std::make_unique<Weights>();
   ThreadPool& pool = pool_of(0);
   auto shape_bytes = [&](int64_t rows, int64_t cols) {
     kernels::WeightMatrix m;
@@ -130,13 +134,15 @@ const Weights& weights_of(const kernels::KernelTable& kt, DType type) {
   w->one = w->output;
   w->one.packed = w->buffer.data();
   w->one.rows = static_cast<int64_t>(w->bytes / panel) * pk.panel_rows;
-  return *w;
+  kernels::set_pack_slice_cols(saved);
+  return w;
 }
 
 // One way of reading the weights: a name and a run of it.
 struct Way {
   std::string name;
   std::function<void()> run;
+  size_t bytes = 0;  // what one run reads
 };
 
 int run(DType type, int threads, int rounds) {
@@ -149,7 +155,9 @@ int run(DType type, int threads, int rounds) {
   ThreadPool& pool = pool_of(threads);
   std::fprintf(stderr, "packing the 1B shape's %s weights...\n",
                std::string(dtype_name(type)).c_str());
-  const Weights& w = weights_of(kt, type);
+  const std::unique_ptr<Weights> sliced = weights_of(kt, type, kernels::pack_slice_cols());
+  const std::unique_ptr<Weights> whole = weights_of(kt, type, 0);
+  const Weights& w = *sliced;
   Rng rng(5);
   std::vector<float> x(kFfn), y(static_cast<size_t>(std::max(w.one.rows, kVocab)));
   for (float& v : x) v = rng.normal();
@@ -158,8 +166,8 @@ int run(DType type, int threads, int rounds) {
                              kernels::matmul_workspace_bytes(kt, w.layers[0].down, 1));
   std::vector<uint8_t> workspace(ws);
   std::vector<float> sums(static_cast<size_t>(pool.size()));
-  auto layers = [&] {
-    for (const Layer& l : w.layers) {
+  auto layers_of = [&](const Weights& m) {
+    for (const Layer& l : m.layers) {
       const kernels::MatmulOutput qkv[] = {{&l.q, q.data()}, {&l.k, k.data()}, {&l.v, v.data()}};
       kernels::matmul_shared_input(kt, pool, qkv, x.data(), kDim, 1, workspace.data());
       kernels::matmul(kt, pool, l.o, x.data(), kDim, 1, y.data(), workspace.data());
@@ -167,8 +175,9 @@ int run(DType type, int threads, int rounds) {
       kernels::matmul_shared_input(kt, pool, ffn, x.data(), kDim, 1, workspace.data());
       kernels::matmul(kt, pool, l.down, x.data(), kFfn, 1, y.data(), workspace.data());
     }
-    kernels::matmul(kt, pool, w.output, x.data(), kDim, 1, y.data(), workspace.data());
+    kernels::matmul(kt, pool, m.output, x.data(), kDim, 1, y.data(), workspace.data());
   };
+  auto layers = [&] { layers_of(w); };
   auto one = [&] {
     kernels::matmul(kt, pool, w.one, x.data(), kDim, 1, y.data(), workspace.data());
   };
@@ -194,11 +203,11 @@ int run(DType type, int threads, int rounds) {
     };
   };
   const std::string flip = prefetch ? " no-prefetch" : " prefetch";
-  std::vector<Way> ways = {{"plain", plain},
-                           {"layers", layers},
-                           {"one", one},
-                           {"layers" + flip, flipped(layers)},
-                           {"one" + flip, flipped(one)}};
+  std::vector<Way> ways = {{"plain", plain, w.bytes},
+                           {"layers", layers, w.bytes},
+                           {"layers, whole rows", [&] { layers_of(*whole); }, whole->bytes},
+                           {"one", one, w.bytes},
+                           {"layers" + flip, flipped(layers), w.bytes}};
   std::vector<std::vector<double>> gbps(ways.size()), ratio(ways.size());
   std::vector<size_t> order(ways.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -211,7 +220,7 @@ int run(DType type, int threads, int rounds) {
     for (size_t i : order) {
       const double t0 = now_s();
       ways[i].run();
-      round[i] = static_cast<double>(w.bytes) / (now_s() - t0) / 1e9;
+      round[i] = static_cast<double>(ways[i].bytes) / (now_s() - t0) / 1e9;
     }
     for (size_t i = 0; i < ways.size(); ++i) {
       gbps[i].push_back(round[i]);

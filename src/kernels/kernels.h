@@ -28,6 +28,11 @@ struct GemmArgs {
   // earlier call on the same thread (per-token scales and sums), as a product cut into many
   // chunks calls it once per chunk. Zero: nothing is reused.
   uint64_t a_version = 0;
+  // A packed gemm whose type has Packed::accumulates: each (row, token) sum starts from the
+  // value y holds instead of zero and goes on with the same operations in the same order, so
+  // a product over columns [0, n) taken as slices [0, c) then [c, n) (the second with
+  // accumulate) gives the bits of one call over [0, n).
+  bool accumulate = false;
 };
 
 // How one weight type is multiplied with activations. A matvec converts the activation
@@ -67,6 +72,10 @@ struct TypeOps {
     // x tokens [t0, t1), r0 a multiple of panel_rows (r1 need not be: rows past r1 are
     // computed and not stored).
     void (*gemm)(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
+    // Whether gemm honours GemmArgs::accumulate (each row's sum one float accumulator, updated
+    // block by block in column order): then a wide matrix packs as column slices
+    // (kernels/matmul.h WeightMatrix::slice_cols).
+    bool accumulates = false;
   } packed;
 };
 

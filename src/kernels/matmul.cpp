@@ -46,30 +46,61 @@ size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64
   return row_bytes(at, w.cols) * static_cast<size_t>(n_tokens);
 }
 
+namespace {
+
+std::atomic<int64_t>& pack_slice_setting() {
+  static std::atomic<int64_t> cols{2048};
+  return cols;
+}
+
+// Columns of each slice w packs as: pack_slice_cols() where it applies, else all of them.
+int64_t slice_cols_for(const TypeOps::Packed& p, const WeightMatrix& w) {
+  const int64_t c = pack_slice_cols();
+  const bool sliced = p.accumulates && c > 0 && w.cols > c && w.cols % c == 0 &&
+                      c % dtype_info(w.type).block_elems == 0;
+  return sliced ? c : w.cols;
+}
+
+}  // namespace
+
+int64_t pack_slice_cols() { return pack_slice_setting().load(std::memory_order_relaxed); }
+
+void set_pack_slice_cols(int64_t cols) {
+  pack_slice_setting().store(cols, std::memory_order_relaxed);
+}
+
 size_t packed_bytes(const KernelTable& k, const WeightMatrix& w) {
   const TypeOps::Packed& p = k.types[static_cast<uint32_t>(w.type)].packed;
   if (p.panel_rows == 0) return 0;
   const int64_t panels = (w.rows + p.panel_rows - 1) / p.panel_rows;
-  return static_cast<size_t>(panels) * p.panel_bytes(w.cols);
+  const int64_t slice = slice_cols_for(p, w);
+  return static_cast<size_t>(w.cols / slice) * static_cast<size_t>(panels) * p.panel_bytes(slice);
 }
 
 WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, void* dst) {
   const TypeOps::Packed& p = k.types[static_cast<uint32_t>(w.type)].packed;
   COHORT_CHECK(p.panel_rows > 0 && w.packed == nullptr);
   const int64_t panels = (w.rows + p.panel_rows - 1) / p.panel_rows;
-  const size_t panel = p.panel_bytes(w.cols);
+  const int64_t slice = slice_cols_for(p, w), slices = w.cols / slice;
+  const size_t panel = p.panel_bytes(slice);
+  const size_t slice_bytes = static_cast<size_t>(panels) * panel;
   pool.run_sized(w.rows * w.cols, [&](int ith, int nth) {
     int64_t p0, p1;
-    ThreadPool::split(panels, ith, nth, &p0, &p1);
+    ThreadPool::split(panels * slices, ith, nth, &p0, &p1);
     for (int64_t i = p0; i < p1; ++i) {
-      const int64_t r0 = i * p.panel_rows, n_rows = std::min(p.panel_rows, w.rows - r0);
-      p.pack_panel(static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r0) * w.row_stride,
-                   w.row_stride, n_rows, w.cols, static_cast<uint8_t*>(dst) + i * panel);
+      const int64_t s = i / panels, pi = i % panels;
+      const int64_t r0 = pi * p.panel_rows, n_rows = std::min(p.panel_rows, w.rows - r0);
+      const uint8_t* src = static_cast<const uint8_t*>(w.data) +
+                           static_cast<size_t>(r0) * w.row_stride + row_bytes(w.type, s * slice);
+      p.pack_panel(src, w.row_stride, n_rows, slice,
+                   static_cast<uint8_t*>(dst) + s * slice_bytes + pi * panel);
     }
   });
   WeightMatrix out = w;
   out.packed = dst;
   out.panel_stride = panel;
+  out.slice_cols = slice;
+  out.slice_stride = slice_bytes;
   return out;
 }
 
@@ -112,19 +143,28 @@ struct Segment {
   int64_t rows = 0, panel_rows = 1, first_panel = 0, panels = 0;
 };
 
+// Column slices of w's packed form (1 when unpacked or whole).
+int64_t slices_of(const WeightMatrix& w) {
+  return w.packed != nullptr && w.slice_cols > 0 ? w.cols / w.slice_cols : 1;
+}
+
 // The segment for w (output y, activations act): its packed form's gemm where it has one, else
-// the type's gemm; gemm stays null when the type has neither.
+// the type's gemm; gemm stays null when the type has neither. Of a packed matrix in column
+// slices, slice `slice`: its panels and activations, adding to what the slices before it
+// left in y.
 Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* act,
-                   uint64_t act_version, float* y) {
+                   uint64_t act_version, float* y, int64_t slice = 0) {
   const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
   const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
+  const int64_t cols = packed && w.slice_cols > 0 ? w.slice_cols : w.cols;
   Segment s;
   s.gemm = packed ? ops.packed.gemm : ops.gemm;
-  s.g.n = w.cols;
-  s.g.w = packed ? w.packed : w.data;
+  s.g.n = cols;
+  s.g.w = packed ? static_cast<const uint8_t*>(w.packed) + slice * w.slice_stride : w.data;
   s.g.w_stride = packed ? w.panel_stride : w.row_stride;
-  s.g.a = act;
+  s.g.a = act + row_bytes(ops.vec_dot_type, slice * cols);
   s.g.a_stride = row_bytes(ops.vec_dot_type, w.cols);
+  s.g.accumulate = slice > 0;
   s.g.a_version = act_version;
   s.g.y = y;
   s.g.y_stride = w.rows;
@@ -181,7 +221,9 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   COHORT_CHECK(!outs.empty() && outs.size() <= kMaxSharedOutputs);
   const WeightMatrix& w0 = *outs[0].w;
   bool fused = k.types[static_cast<uint32_t>(w0.type)].gemm != nullptr;
-  for (const MatmulOutput& o : outs) fused = fused && o.w->type == w0.type && o.w->cols == w0.cols;
+  for (const MatmulOutput& o : outs) {
+    fused = fused && o.w->type == w0.type && o.w->cols == w0.cols && slices_of(*o.w) == 1;
+  }
   if (!fused) {
     for (const MatmulOutput& o : outs) matmul(k, pool, *o.w, x, x_stride, n_tokens, o.y, workspace);
     return;
@@ -209,9 +251,15 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
   // The packed form, each thread on its share of the panels for every token; else the
   // batched kernel, each thread on its share of the rows for every token (it tiles rows and
   // tokens itself); for one token too, so that batching never changes a token's bits.
-  const Segment seg = segment_of(k, w, act_base, next_activation_version(), y);
+  const uint64_t version = next_activation_version();
+  const Segment seg = segment_of(k, w, act_base, version, y);
   if (seg.gemm != nullptr) {
-    run_segments(pool, &seg, 1, n_tokens, w.rows * w.cols * n_tokens);
+    // A sliced matrix: one fork-join per slice, each adding to the last one's sums.
+    const int64_t slices = slices_of(w);
+    for (int64_t s = 0; s < slices; ++s) {
+      const Segment part = s == 0 ? seg : segment_of(k, w, act_base, version, y, s);
+      run_segments(pool, &part, 1, n_tokens, w.rows * w.cols / slices * n_tokens);
+    }
     return;
   }
 

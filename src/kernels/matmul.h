@@ -26,12 +26,29 @@ struct WeightMatrix {
   // happens after a shard's slicing).
   const void* packed = nullptr;
   size_t panel_stride = 0;
+  // Of a packed matrix: packed as column slices of slice_cols columns each (pack_slice_cols()),
+  // slice s a packed matrix of its own at packed + s * slice_stride, whose products add up
+  // (GemmArgs::accumulate); slice_cols == cols for one slice.
+  int64_t slice_cols = 0;
+  size_t slice_stride = 0;
 
   // Rows [r0, r1) of this matrix.
   WeightMatrix row_slice(int64_t r0, int64_t r1) const;
   // Columns [c0, c1) of this matrix; c0 and c1 must be block-aligned.
   WeightMatrix col_slice(int64_t c0, int64_t c1) const;
 };
+
+// The widest column slice a packed matrix is kept in (0: none, every matrix whole), 2048 by
+// default. A one-token product streams each panel of rows once while every panel rereads
+// the token's activations; past a few KiB the stream pushes those out of L1 between panels.
+// On the Zen 4 VM of stop 24 (decode_layers_bench, 1B q4_0, one thread) the FFN down
+// projection's 8192-column panels read 55-72% of a plain read and the 2048-column ones 79-89%;
+// with the activations confined to 2 KiB the down projection read as fast as the others. A
+// matrix wider than this, whose width it divides and whose type's gemm accumulates
+// (TypeOps::Packed::accumulates), packs as slices of this width; the products are the same
+// bits. Read when packing: set it before packed_bytes() and pack(), not between.
+int64_t pack_slice_cols();
+void set_pack_slice_cols(int64_t cols);
 
 // Bytes of w in its type's packed layout in table k; 0 when k has none for the type.
 size_t packed_bytes(const KernelTable& k, const WeightMatrix& w);

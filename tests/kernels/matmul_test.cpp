@@ -145,6 +145,53 @@ TEST(MatmulSplit, StealingGivesTheStaticSplitsBits) {
   }
 }
 
+// Restores pack_slice_cols() when a test ends, however it ends.
+struct PackSliceSetting {
+  int64_t saved = pack_slice_cols();
+  ~PackSliceSetting() { set_pack_slice_cols(saved); }
+};
+
+// A wide matrix packed as column slices (pack_slice_cols) gives the bits of the same matrix
+// packed whole, one token and a batch (tiles of 4 and a rest), rows not whole panels, on 1
+// and 2 threads, for every type whose gemm accumulates; F16 and matrices the width does not
+// divide stay whole. Fails with a slice that starts its sums from zero.
+TEST(MatmulSlices, SlicedPackingGivesTheWholeMatrixsBits) {
+  const KernelTable& k = best();
+  const PackSliceSetting restore;
+  ThreadPool one(1), two(2);
+  for (DType t : {DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kF16}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const bool accumulates = k.types[static_cast<uint32_t>(t)].packed.accumulates;
+    const int64_t cols = 1536, rows = 44;
+    set_pack_slice_cols(0);
+    const Matrix whole(k, one, t, rows, cols, 21, true);
+    EXPECT_EQ(whole.w.slice_cols, cols);
+    set_pack_slice_cols(512);
+    const Matrix sliced(k, one, t, rows, cols, 21, true);
+    EXPECT_EQ(sliced.w.slice_cols, accumulates ? 512 : cols);
+    EXPECT_GE(sliced.panels.size(), whole.panels.size());
+    set_pack_slice_cols(1024);  // does not divide 1536
+    EXPECT_EQ(Matrix(k, one, t, rows, cols, 21, true).w.slice_cols, cols);
+    for (ThreadPool* pool : {&one, &two}) {
+      for (int64_t n_tokens : {int64_t{1}, int64_t{7}}) {
+        const std::vector<float> x = inputs(n_tokens, cols);
+        std::vector<uint8_t> ws(matmul_workspace_bytes(k, whole.w, n_tokens));
+        std::vector<float> yw(rows * n_tokens), ys(yw.size(), NAN);
+        matmul(k, *pool, whole.w, x.data(), cols, n_tokens, yw.data(), ws.data());
+        matmul(k, *pool, sliced.w, x.data(), cols, n_tokens, ys.data(), ws.data());
+        EXPECT_EQ(std::memcmp(yw.data(), ys.data(), yw.size() * sizeof(float)), 0)
+            << n_tokens << " tokens, " << pool->size() << " threads";
+        // Sliced matrices do not fuse, and still give their bits beside another output.
+        std::vector<float> f1(yw.size(), NAN), f2(yw.size(), NAN);
+        const MatmulOutput outs[] = {{&sliced.w, f1.data()}, {&whole.w, f2.data()}};
+        matmul_shared_input(k, *pool, outs, x.data(), cols, n_tokens, ws.data());
+        EXPECT_EQ(std::memcmp(yw.data(), f1.data(), yw.size() * sizeof(float)), 0);
+        EXPECT_EQ(std::memcmp(yw.data(), f2.data(), yw.size() * sizeof(float)), 0);
+      }
+    }
+  }
+}
+
 // A gemm reuses the terms it derived from a product's activations across that product's
 // chunks (GemmArgs::a_version), never across products: a second product whose new
 // activations land in the same workspace, for the same tokens, gives the bits it gives

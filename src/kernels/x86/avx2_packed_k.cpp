@@ -83,6 +83,17 @@ struct TileTokens {
   }
 };
 
+// The first sums of a tile: zero, or with g.accumulate the rows' results so far in y.
+template <int P, int T>
+inline void start_tile(const GemmArgs& g, __m256 (&acc)[P][T], int64_t r, int64_t r1, int64_t t) {
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + 8 * p;
+    const int64_t rows = std::min<int64_t>(8, r1 - first);
+    for (int j = 0; j < T; ++j)
+      acc[p][j] = avx2::start_rows(g, g.y + (t + j) * g.y_stride + first, rows);
+  }
+}
+
 // Stores the 8 row results of acc[p][j] (panel p's rows from r + 8p) for token t + j, or the
 // rows before r1 when a panel is cut.
 template <int P, int T>
@@ -112,7 +123,8 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   // the chain's sum being a multiple of 16). The same exact integers, so the same bits.
   constexpr bool kInPlaceHigh = kChains == 2;
   const TileTokens<T> tok(g, t, terms, first);
-  __m256 acc[P][T] = {};
+  __m256 acc[P][T];
+  start_tile<P, T>(g, acc, r, r1, t);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   // Row i's scale byte (of the 8 broadcast to both halves) into both int16 halves of lane i.
   const __m256i scale_pairs =
@@ -229,7 +241,8 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                const TokenTerms& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
   const TileTokens<T> tok(g, t, terms, first);
-  __m256 acc[P][T] = {};
+  __m256 acc[P][T];
+  start_tile<P, T>(g, acc, r, r1, t);
   const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
   // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
   // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
@@ -353,6 +366,8 @@ void fill_avx2_packed_k(KernelTable& t) {
   q6k.panel_bytes = q6_kx8_panel_bytes;
   q6k.pack_panel = pack_q6_kx8;
   q6k.gemm = gemm_packed_q6_k;
+  q4k.accumulates = true;
+  q6k.accumulates = true;
 }
 
 void fill_vnni_packed_k(KernelTable& t, bool evex) {

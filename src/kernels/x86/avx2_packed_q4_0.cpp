@@ -106,8 +106,9 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
     a[j] =
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
   }
+  const int64_t rows = std::min<int64_t>(kQ4_0PanelRows, r1 - r);
   __m256 acc[T];
-  for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+  for (int j = 0; j < T; ++j) acc[j] = avx2::start_rows(g, g.y + (t + j) * g.y_stride + r, rows);
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_0x8BlockBytes;
@@ -137,7 +138,6 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[j]);
     }
   }
-  const int64_t rows = std::min<int64_t>(kQ4_0PanelRows, r1 - r);
   for (int j = 0; j < T; ++j) avx2::store_rows(g.y + (t + j) * g.y_stride + r, acc[j], rows);
 }
 
@@ -160,7 +160,11 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
   const auto* a =
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   __m256 acc[P];
-  for (int p = 0; p < P; ++p) acc[p] = _mm256_setzero_ps();
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + p * kQ4_0PanelRows;
+    acc[p] = avx2::start_rows(g, g.y + t * g.y_stride + first,
+                              std::min<int64_t>(kQ4_0PanelRows, r1 - first));
+  }
   avx2::PanelPrefetchers<P> ahead(panel0, g.w_stride);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0)),
                 ones = _mm256_set1_epi16(1);
@@ -243,6 +247,7 @@ void fill_avx2_packed_q4_0(KernelTable& t) {
   p.panel_bytes = q4_0x8_panel_bytes;
   p.pack_panel = pack_q4_0x8;
   p.gemm = gemm_packed_q4_0<avx2::Dot::kMaddubs>;
+  p.accumulates = true;
 }
 
 }  // namespace cohort::kernels

@@ -76,7 +76,11 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   }
   __m256 acc[P][T];
   for (int p = 0; p < P; ++p) {
-    for (int j = 0; j < T; ++j) acc[p][j] = _mm256_setzero_ps();
+    const int64_t first = r + p * kQ8_0PanelRows;
+    const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - first);
+    for (int j = 0; j < T; ++j) {
+      acc[p][j] = avx2::start_rows(g, g.y + (t + j) * g.y_stride + first, rows);
+    }
   }
   avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);  // one token: the weights stream
   const __m256i ones = _mm256_set1_epi16(1);
@@ -162,6 +166,7 @@ void fill_avx2_packed_q8_0(KernelTable& t) {
   p.panel_bytes = q8_0x8_panel_bytes;
   p.pack_panel = pack_q8_0x8;
   p.gemm = gemm_packed_q8_0<avx2::Dot::kMaddubs>;
+  p.accumulates = true;
 }
 
 }  // namespace cohort::kernels

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "kernels/kernels.h"
+
 namespace cohort::kernels::avx2 {
 
 // Sum of the 8 lanes.
@@ -184,6 +186,20 @@ inline void keep_in_register(__m256i& v) { __asm__("" : "+x"(v)); }
 
 // The first rows (<= 8) lanes of v to y: a packed panel's results for one token, the last
 // panel of a matrix holding fewer rows than lanes.
+// The first `rows` (1..8) floats at y in the low lanes, the rest zero: what store_rows
+// stored, read back (GemmArgs::accumulate).
+inline __m256 load_rows(const float* y, int64_t rows) {
+  if (rows == 8) return _mm256_loadu_ps(y);
+  alignas(32) float lanes[8] = {};
+  for (int64_t i = 0; i < rows; ++i) lanes[i] = y[i];
+  return _mm256_load_ps(lanes);
+}
+
+// The first result of a tile's row sums: zero, or with g.accumulate what y already holds.
+inline __m256 start_rows(const GemmArgs& g, const float* y, int64_t rows) {
+  return g.accumulate ? load_rows(y, rows) : _mm256_setzero_ps();
+}
+
 inline void store_rows(float* y, __m256 v, int64_t rows) {
   if (rows == 8) {
     _mm256_storeu_ps(y, v);
