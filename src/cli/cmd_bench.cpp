@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "kernels/kernels.h"
+#include "kernels/matmul.h"
 #include "runtime/bench_report.h"
 #include "runtime/model_bench.h"
 #include "runtime/roofline.h"
@@ -37,6 +38,7 @@ struct BenchConfig {
   std::string decode_prefetch = "auto";  // on, off: kernels::set_decode_prefetch; auto: the CPU's
   std::string split = "steal";           // static: kernels::set_split_stealing(false)
   std::string spin_pause = "on";         // off: ThreadPool::set_spin_pause(false)
+  int64_t slice_cols = -1;               // >= 0: kernels::set_pack_slice_cols
 };
 
 // The kernel table named `isa` among those this CPU runs, or null (the names it runs in
@@ -66,6 +68,7 @@ int bench(const BenchConfig& cfg) {
   if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
   kernels::set_split_stealing(cfg.split == "steal");
   ThreadPool::set_spin_pause(cfg.spin_pause == "on");
+  if (cfg.slice_cols >= 0) kernels::set_pack_slice_cols(cfg.slice_cols);
   ThreadPool pool(cfg.threads);
   std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
   const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
@@ -198,6 +201,10 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_option(
       "--isa", cfg->isa,
       "Kernels to run instead of the best this CPU has: ref, avx2, avx2_vnni or avx2_vnni_evex");
+  cmd->add_option("--slice-cols", cfg->slice_cols,
+                  "Pack matrices wider than this in column slices of this width (0: whole; "
+                  "default 2048)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--decode-pairs", cfg->decode_pairs,
                   "Packed decode products two panels per pass (on) or one (off); auto: on for "
                   "Intel CPUs, off for others")

@@ -222,7 +222,8 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   const WeightMatrix& w0 = *outs[0].w;
   bool fused = k.types[static_cast<uint32_t>(w0.type)].gemm != nullptr;
   for (const MatmulOutput& o : outs) {
-    fused = fused && o.w->type == w0.type && o.w->cols == w0.cols && slices_of(*o.w) == 1;
+    fused =
+        fused && o.w->type == w0.type && o.w->cols == w0.cols && slices_of(*o.w) == slices_of(w0);
   }
   if (!fused) {
     for (const MatmulOutput& o : outs) matmul(k, pool, *o.w, x, x_stride, n_tokens, o.y, workspace);
@@ -230,15 +231,19 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   }
   const uint8_t* act = convert_activations(k, pool, w0, x, x_stride, n_tokens, workspace);
   const uint64_t version = next_activation_version();
-  Segment segs[kMaxSharedOutputs];
-  int64_t panels = 0, units = 0;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y);
-    segs[i].first_panel = panels;
-    panels += segs[i].panels;
-    units += outs[i].w->rows * w0.cols * n_tokens;
+  // Matrices in column slices: one fork-join per slice over every output's panels of it.
+  const int64_t slices = slices_of(w0);
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    Segment segs[kMaxSharedOutputs];
+    int64_t panels = 0, units = 0;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y, slice);
+      segs[i].first_panel = panels;
+      panels += segs[i].panels;
+      units += outs[i].w->rows * w0.cols / slices * n_tokens;
+    }
+    run_segments(pool, segs, outs.size(), n_tokens, units);
   }
-  run_segments(pool, segs, outs.size(), n_tokens, units);
 }
 
 void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const float* x,

@@ -181,12 +181,18 @@ TEST(MatmulSlices, SlicedPackingGivesTheWholeMatrixsBits) {
         matmul(k, *pool, sliced.w, x.data(), cols, n_tokens, ys.data(), ws.data());
         EXPECT_EQ(std::memcmp(yw.data(), ys.data(), yw.size() * sizeof(float)), 0)
             << n_tokens << " tokens, " << pool->size() << " threads";
-        // Sliced matrices do not fuse, and still give their bits beside another output.
-        std::vector<float> f1(yw.size(), NAN), f2(yw.size(), NAN);
-        const MatmulOutput outs[] = {{&sliced.w, f1.data()}, {&whole.w, f2.data()}};
-        matmul_shared_input(k, *pool, outs, x.data(), cols, n_tokens, ws.data());
+        // Sliced outputs fuse slice by slice; beside a whole one they run apart. Either way
+        // they give their bits.
+        std::vector<float> f1(yw.size(), NAN), f2(yw.size(), NAN), f3(yw.size(), NAN);
+        const MatmulOutput mixed[] = {{&sliced.w, f1.data()}, {&whole.w, f2.data()}};
+        matmul_shared_input(k, *pool, mixed, x.data(), cols, n_tokens, ws.data());
         EXPECT_EQ(std::memcmp(yw.data(), f1.data(), yw.size() * sizeof(float)), 0);
         EXPECT_EQ(std::memcmp(yw.data(), f2.data(), yw.size() * sizeof(float)), 0);
+        std::fill(f1.begin(), f1.end(), NAN);
+        const MatmulOutput both[] = {{&sliced.w, f1.data()}, {&sliced.w, f3.data()}};
+        matmul_shared_input(k, *pool, both, x.data(), cols, n_tokens, ws.data());
+        EXPECT_EQ(std::memcmp(yw.data(), f1.data(), yw.size() * sizeof(float)), 0);
+        EXPECT_EQ(std::memcmp(yw.data(), f3.data(), yw.size() * sizeof(float)), 0);
       }
     }
   }
