@@ -31,7 +31,6 @@ struct BenchConfig {
   bool no_pack = false;
   bool huge_pages = false;
   bool no_bracket = false;  // tg repetitions without the read probe around each
-  bool paired = false;      // a read of each tg token's bytes just after it
   std::string kv_type = "f16";
   std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
   std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
@@ -63,6 +62,9 @@ int bench(const BenchConfig& cfg) {
   }
   if (cfg.options.n_prompt == 0 && cfg.options.n_gen == 0 && !cfg.roofline_only) {
     return usage_error("-p 0 and -n 0 leave nothing to measure");
+  }
+  if (cfg.options.pair_tokens && cfg.no_bracket) {
+    return usage_error("--paired needs the read probe: drop --no-bracket");
   }
   if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
   if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
@@ -117,9 +119,6 @@ int bench(const BenchConfig& cfg) {
   // The read probe around each tg repetition: made here, after the model is open, so that
   // its buffer is gone once the bench is.
   std::unique_ptr<runtime::ReadProbe> probe;
-  if (cfg.paired && cfg.no_bracket)
-    return usage_error("--paired needs the read probe: drop --no-bracket");
-  options.pair_tokens = cfg.paired;
   if (!cfg.no_bracket && options.n_gen > 0) {
     probe = std::make_unique<runtime::ReadProbe>(kernels::best(), pool);
     options.bracket = probe.get();
@@ -192,7 +191,7 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_flag("--no-bracket", cfg->no_bracket,
                 "Generation repetitions without a read probe just before and after each (the "
                 "bracketed fraction of read bandwidth)");
-  cmd->add_flag("--paired", cfg->paired,
+  cmd->add_flag("--paired", cfg->options.pair_tokens,
                 "After each generated token, a plain read of as many bytes as it read, on the "
                 "same threads: tokens judged against reads of their own size and moment "
                 "(about doubles the tg test's time)");

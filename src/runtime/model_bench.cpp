@@ -77,7 +77,8 @@ struct Spent {
   double wall_s = 0;
   ThreadPool::Timing pool;
 
-  // One repetition of wall time dt, and the pool's timing since its last reset.
+  // One repetition (paired: one token) of wall time dt, and the pool's timing since its last
+  // reset.
   void add(double dt, const ThreadPool::Timing& t) {
     wall_s += dt;
     pool.steps += t.steps;
@@ -205,8 +206,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       COHORT_RETURN_IF_ERROR(feed(model, kv, prompt, o.depth, logits.data()));
       if (o.bracket && rep == 1) probe_before = o.bracket->best_gbps(o.bracket_passes);
       pool.reset_timing();
-      ThreadPool::Timing tokens_timing;  // paired: the tokens' steps, without the reads'
-      double dt = 0;
+      double dt = 0;  // paired: the tokens' own time, their steps counted into spent one by one
       const double t0 = now_s();
       for (int64_t i = 0; i < o.n_gen; ++i) {
         model::ForwardIo io;
@@ -218,10 +218,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
         if (!pair || rep == 0) continue;
         const double ds = now_s() - ti;
         dt += ds;
-        const ThreadPool::Timing t = pool.timing();
-        tokens_timing.steps += t.steps;
-        tokens_timing.step_ns += t.step_ns;
-        tokens_timing.join_wait_ns += t.join_wait_ns;
+        spent.add(ds, pool.timing());
         const uint64_t bytes = weight_bytes + kv_read(pos, 1);  // it attends [0, pos]
         token_s.push_back(ds);
         token_bytes.push_back(bytes);
@@ -231,7 +228,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       if (!pair) dt = now_s() - t0;
       if (rep == 0) continue;
       tok_s.push_back(static_cast<double>(o.n_gen) / dt);
-      spent.add(dt, pair ? tokens_timing : pool.timing());
+      if (!pair) spent.add(dt, pool.timing());
       if (o.bracket) {
         read_before.push_back(probe_before);
         probe_before = o.bracket->best_gbps(o.bracket_passes);  // after this one, before the next

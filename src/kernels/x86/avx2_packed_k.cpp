@@ -83,30 +83,6 @@ struct TileTokens {
   }
 };
 
-// The first sums of a tile: zero, or with g.accumulate the rows' results so far in y.
-template <int P, int T>
-inline void start_tile(const GemmArgs& g, __m256 (&acc)[P][T], int64_t r, int64_t r1, int64_t t) {
-  for (int p = 0; p < P; ++p) {
-    const int64_t first = r + 8 * p;
-    const int64_t rows = std::min<int64_t>(8, r1 - first);
-    for (int j = 0; j < T; ++j)
-      acc[p][j] = avx2::start_rows(g, g.y + (t + j) * g.y_stride + first, rows);
-  }
-}
-
-// Stores the 8 row results of acc[p][j] (panel p's rows from r + 8p) for token t + j, or the
-// rows before r1 when a panel is cut.
-template <int P, int T>
-inline void store_tile(const GemmArgs& g, const __m256 (&acc)[P][T], int64_t r, int64_t r1,
-                       int64_t t) {
-  for (int p = 0; p < P; ++p) {
-    const int64_t first = r + 8 * p;
-    const int64_t rows = std::min<int64_t>(8, r1 - first);
-    for (int j = 0; j < T; ++j)
-      avx2::store_rows(g.y + (t + j) * g.y_stride + first, acc[p][j], rows);
-  }
-}
-
 // P Q4_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
 // first). With kVnni (a VNNI table: kDot) a sub-block's products go through vpdpbusd into
 // int32 lane sums (two chains for one or two tokens: its latency is longer than the add's),
@@ -124,7 +100,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   constexpr bool kInPlaceHigh = kChains == 2;
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T];
-  start_tile<P, T>(g, acc, r, r1, t);
+  avx2::start_tile<P, T>(g, acc, r, r1, t);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   // Row i's scale byte (of the 8 broadcast to both halves) into both int16 halves of lane i.
   const __m256i scale_pairs =
@@ -223,7 +199,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       }
     }
   }
-  store_tile<P, T>(g, acc, r, r1, t);
+  avx2::store_tile<P, T>(g, acc, r, r1, t);
 }
 
 // How far ahead a one-token Q6_Kx8 tile asks for its lines (once each: LinePrefetcher): two
@@ -242,7 +218,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
   static_assert(P == 1 || T == 1, "several panels for one token only");
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T];
-  start_tile<P, T>(g, acc, r, r1, t);
+  avx2::start_tile<P, T>(g, acc, r, r1, t);
   const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
   // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
   // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
@@ -320,7 +296,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       }
     }
   }
-  store_tile<P, T>(g, acc, r, r1, t);
+  avx2::store_tile<P, T>(g, acc, r, r1, t);
 }
 
 // Rows [r0, r1) x tokens [t0, t1): one token on two panels at a time, or tiles of up to 4

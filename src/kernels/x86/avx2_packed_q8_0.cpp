@@ -74,14 +74,9 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
     a[j] =
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
   }
+  static_assert(kQ8_0PanelRows == 8, "a panel's rows are the 8 lanes of its sums");
   __m256 acc[P][T];
-  for (int p = 0; p < P; ++p) {
-    const int64_t first = r + p * kQ8_0PanelRows;
-    const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - first);
-    for (int j = 0; j < T; ++j) {
-      acc[p][j] = avx2::start_rows(g, g.y + (t + j) * g.y_stride + first, rows);
-    }
-  }
+  avx2::start_tile<P, T>(g, acc, r, r1, t);
   avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);  // one token: the weights stream
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
@@ -128,12 +123,7 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
       }
     }
   }
-  for (int p = 0; p < P; ++p) {
-    const int64_t first = r + p * kQ8_0PanelRows;
-    const int64_t rows = std::min<int64_t>(kQ8_0PanelRows, r1 - first);
-    for (int j = 0; j < T; ++j)
-      avx2::store_rows(g.y + (t + j) * g.y_stride + first, acc[p][j], rows);
-  }
+  avx2::store_tile<P, T>(g, acc, r, r1, t);
 }
 
 template <avx2::Dot kDot>

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -184,8 +185,6 @@ inline __m256i dpbusd(__m256i s, __m256i a, __m256i b) {
 // stack; pinned, each sum stays one chain in a register.
 inline void keep_in_register(__m256i& v) { __asm__("" : "+x"(v)); }
 
-// The first rows (<= 8) lanes of v to y: a packed panel's results for one token, the last
-// panel of a matrix holding fewer rows than lanes.
 // The first `rows` (1..8) floats at y in the low lanes, the rest zero: what store_rows
 // stored, read back (GemmArgs::accumulate).
 inline __m256 load_rows(const float* y, int64_t rows) {
@@ -200,6 +199,8 @@ inline __m256 start_rows(const GemmArgs& g, const float* y, int64_t rows) {
   return g.accumulate ? load_rows(y, rows) : _mm256_setzero_ps();
 }
 
+// The first rows (<= 8) lanes of v to y: a packed panel's results for one token, the last
+// panel of a matrix holding fewer rows than lanes.
 inline void store_rows(float* y, __m256 v, int64_t rows) {
   if (rows == 8) {
     _mm256_storeu_ps(y, v);
@@ -208,6 +209,26 @@ inline void store_rows(float* y, __m256 v, int64_t rows) {
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, v);
   for (int64_t i = 0; i < rows; ++i) y[i] = lanes[i];
+}
+
+// A tile of P panels of 8 rows (panel p's rows from r + 8p, cut at r1) x T tokens from t,
+// row sums in acc[p][j] (token t + j): their first values (start_rows), and their store.
+template <int P, int T>
+inline void start_tile(const GemmArgs& g, __m256 (&acc)[P][T], int64_t r, int64_t r1, int64_t t) {
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + 8 * p;
+    const int64_t rows = std::min<int64_t>(8, r1 - first);
+    for (int j = 0; j < T; ++j) acc[p][j] = start_rows(g, g.y + (t + j) * g.y_stride + first, rows);
+  }
+}
+template <int P, int T>
+inline void store_tile(const GemmArgs& g, const __m256 (&acc)[P][T], int64_t r, int64_t r1,
+                       int64_t t) {
+  for (int p = 0; p < P; ++p) {
+    const int64_t first = r + 8 * p;
+    const int64_t rows = std::min<int64_t>(8, r1 - first);
+    for (int j = 0; j < T; ++j) store_rows(g.y + (t + j) * g.y_stride + first, acc[p][j], rows);
+  }
 }
 
 }  // namespace cohort::kernels::avx2
