@@ -1,5 +1,6 @@
 #include <atomic>
 #include <cstring>
+#include <string>
 
 #include "kernels/registry.h"
 
@@ -88,15 +89,31 @@ unsigned os_saved_state() {
 }
 #endif
 
-bool cpu_is_intel() {
+// CPUID 0's vendor string ("GenuineIntel", "AuthenticAMD"); empty where there is none.
+std::string cpu_vendor() {
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return {};
   char vendor[13] = {};
   std::memcpy(vendor, &b, 4);
   std::memcpy(vendor + 4, &d, 4);
   std::memcpy(vendor + 8, &c, 4);
-  return std::strcmp(vendor, "GenuineIntel") == 0;
+  return vendor;
+#else
+  return {};
+#endif
+}
+
+bool cpu_is_intel() { return cpu_vendor() == "GenuineIntel"; }
+
+// AMD's family 17h (Zen 1, Zen+ and Zen 2; Zen 3 and Zen 4 are 19h): CPUID 1's base family 0xF
+// plus its extended family 0x8.
+bool cpu_is_amd_family_17h() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (cpu_vendor() != "AuthenticAMD" || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned base = (a >> 8) & 0xF, extended = (a >> 20) & 0xFF;
+  return base == 0xF && extended == 0x8;
 #else
   return false;
 #endif
@@ -108,7 +125,7 @@ std::atomic<bool>& decode_pairs_setting() {
 }
 
 std::atomic<bool>& decode_prefetch_setting() {
-  static std::atomic<bool> on{cpu_is_intel()};
+  static std::atomic<bool> on{cpu_is_intel() || cpu_is_amd_family_17h()};
   return on;
 }
 

@@ -157,8 +157,10 @@ void set_decode_in_pairs(bool on);
 // they do) ask for their weight lines ahead of the loads with prefetch instructions, or leave
 // it to the hardware prefetchers: the same bits either way. By default on where the CPU is
 // Intel's (the Xeon VM of stop 18 read 15.0 GB/s on one thread with plain loads, 18.7 with
-// prefetches), off elsewhere (the Zen 4 VM of stops 19-20: 36 against 32, and the Q4_K decode
-// tile 24 GB/s against 18-19); tests and `cohort bench --decode-prefetch` set it.
+// prefetches) or AMD's family 17h (the Zen 1 EPYC VM of stop 26: 1B tg64 on 2 threads +11-28%
+// on all five packed types), off elsewhere (the Zen 4 VM of stops 19-20: 36 against 32, and
+// the Q4_K decode tile 24 GB/s against 18-19); tests and `cohort bench --decode-prefetch` set
+// it.
 bool decode_prefetch();
 void set_decode_prefetch(bool on);
 
