@@ -211,7 +211,8 @@ void add_bench_command(CLI::App& app, Runner* runner) {
       ->capture_default_str();
   cmd->add_option("--decode-prefetch", cfg->decode_prefetch,
                   "Packed decode products (and the read probe) prefetch their weights (on) or "
-                  "leave it to the hardware (off); auto: on for Intel CPUs, off for others")
+                  "leave it to the hardware (off); auto: on for Intel CPUs and AMD family 17h "
+                  "(Zen 1, Zen 2), off for others")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--split", cfg->split,
