@@ -87,7 +87,7 @@ Status add_message(const json& msg, const std::string& where, ordered_json* mess
   return Status::ok();
 }
 
-Status parse_messages(const json& body, ordered_json* messages) {
+Status parse_anthropic_messages(const json& body, ordered_json* messages) {
   if (const json* system = field(body, "system")) {
     std::string text;
     COHORT_RETURN_IF_ERROR(blocks_text(*system, "system", &text));
@@ -137,7 +137,7 @@ Result<MessagesParams> parse_messages_request(const json& body, bool count_only)
   Result<ToolSpec> tools = parse_anthropic_tools(body);
   if (!tools.is_ok()) return tools.status();
   p.tools = std::move(tools).value();
-  COHORT_RETURN_IF_ERROR(parse_messages(body, &p.chat.messages));
+  COHORT_RETURN_IF_ERROR(parse_anthropic_messages(body, &p.chat.messages));
   p.request.prompt_is_chat = true;
   return p;
 }

@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-HttpResponse engine_error(const Status& st) {
+HttpResponse anthropic_engine_error(const Status& st) {
   return anthropic_error(http_status_for(st), st.message());
 }
 
@@ -69,7 +69,7 @@ HttpResponse messages(runtime::ModelRegistry& models, const HttpRequest& req) {
   if (!p.is_ok()) return error;
   runtime::Engine& engine = *lease;
   Result<int64_t> n = check_prompt(engine, p->request);
-  if (!n.is_ok()) return engine_error(n.status());
+  if (!n.is_ok()) return anthropic_engine_error(n.status());
   const std::string id = random_id("msg_");
   if (p->stream) {
     AnthropicStream s{id, p->model, *n, std::move(p->request), p->tool_format};
@@ -77,7 +77,7 @@ HttpResponse messages(runtime::ModelRegistry& models, const HttpRequest& req) {
     return sse_response(holding_lease(std::move(lease), std::move(producer)));
   }
   Result<runtime::CompletionResult> result = engine.complete(p->request);
-  if (!result.is_ok()) return engine_error(result.status());
+  if (!result.is_ok()) return anthropic_engine_error(result.status());
   return json_response(200, messages_response(id, p->model, *result, p->tool_format));
 }
 
@@ -87,12 +87,12 @@ HttpResponse count_tokens(runtime::ModelRegistry& models, const HttpRequest& req
   Result<MessagesParams> p = prepare(models, req, /*count_only=*/true, &error, &lease);
   if (!p.is_ok()) return error;
   Result<int64_t> n = lease->count_tokens(p->request.prompt, true);
-  if (!n.is_ok()) return engine_error(n.status());
+  if (!n.is_ok()) return anthropic_engine_error(n.status());
   return json_response(200, {{"input_tokens", *n}});
 }
 
 template <typename F>
-HttpHandler guarded(F f) {
+HttpHandler anthropic_guarded(F f) {
   return [f = std::move(f)](const HttpRequest& req) -> HttpResponse {
     try {
       return f(req);
@@ -105,10 +105,12 @@ HttpHandler guarded(F f) {
 }  // namespace
 
 void add_anthropic_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models) {
-  router.add("POST", "/v1/messages",
-             guarded([models](const HttpRequest& req) { return messages(*models, req); }));
-  router.add("POST", "/v1/messages/count_tokens",
-             guarded([models](const HttpRequest& req) { return count_tokens(*models, req); }));
+  router.add("POST", "/v1/messages", anthropic_guarded([models](const HttpRequest& req) {
+               return messages(*models, req);
+             }));
+  router.add(
+      "POST", "/v1/messages/count_tokens",
+      anthropic_guarded([models](const HttpRequest& req) { return count_tokens(*models, req); }));
 }
 
 }  // namespace cohort::api

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-void run(runtime::Engine& engine, const AnthropicStream& s, StreamWriter& w) {
+void run_anthropic_stream(runtime::Engine& engine, const AnthropicStream& s, StreamWriter& w) {
   const auto send = [&](const char* type, json data) {
     data["type"] = type;
     return w.write(sse_event(type, data));
@@ -85,7 +85,7 @@ void run(runtime::Engine& engine, const AnthropicStream& s, StreamWriter& w) {
 }  // namespace
 
 StreamProducer anthropic_stream_producer(runtime::Engine& engine, AnthropicStream stream) {
-  return [&engine, s = std::move(stream)](StreamWriter& w) { run(engine, s, w); };
+  return [&engine, s = std::move(stream)](StreamWriter& w) { run_anthropic_stream(engine, s, w); };
 }
 
 }  // namespace cohort::api

@@ -108,7 +108,7 @@ HttpResponse ollama_embeddings(runtime::ModelRegistry& models, const HttpRequest
 // Handlers must not throw: nlohmann-json and allocation can, so each is wrapped; the error
 // takes the dialect's shape.
 template <typename F>
-HttpHandler guarded(F f, bool ollama) {
+HttpHandler embedding_guarded(F f, bool ollama) {
   return [f = std::move(f), ollama](const HttpRequest& req) -> HttpResponse {
     try {
       return f(req);
@@ -124,15 +124,17 @@ HttpHandler guarded(F f, bool ollama) {
 void add_embedding_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models) {
   router.add(
       "POST", "/v1/embeddings",
-      guarded([models](const HttpRequest& req) { return openai_embeddings(*models, req); }, false));
+      embedding_guarded(
+          [models](const HttpRequest& req) { return openai_embeddings(*models, req); }, false));
   router.add(
       "POST", "/api/embed",
-      guarded([models](const HttpRequest& req) { return ollama_embeddings(*models, req, false); },
-              true));
-  router.add(
-      "POST", "/api/embeddings",
-      guarded([models](const HttpRequest& req) { return ollama_embeddings(*models, req, true); },
-              true));
+      embedding_guarded(
+          [models](const HttpRequest& req) { return ollama_embeddings(*models, req, false); },
+          true));
+  router.add("POST", "/api/embeddings",
+             embedding_guarded(
+                 [models](const HttpRequest& req) { return ollama_embeddings(*models, req, true); },
+                 true));
 }
 
 }  // namespace cohort::api

@@ -81,7 +81,7 @@ Status parse_common(const json& body, OllamaParams* p) {
   return parse_options(body, &p->request);
 }
 
-Status parse_messages(const json& body, ordered_json* messages) {
+Status parse_ollama_messages(const json& body, ordered_json* messages) {
   const json* m = field(body, "messages");
   if (m == nullptr) return Status::ok();  // Ollama: no messages just loads the model
   if (!m->is_array()) return Status::invalid_argument("'messages' must be an array");
@@ -121,7 +121,7 @@ Result<OllamaParams> parse_ollama_chat(const json& body) {
   OllamaParams p;
   p.chat = true;
   COHORT_RETURN_IF_ERROR(parse_common(body, &p));
-  COHORT_RETURN_IF_ERROR(parse_messages(body, &p.chat_prompt.messages));
+  COHORT_RETURN_IF_ERROR(parse_ollama_messages(body, &p.chat_prompt.messages));
   Result<ToolSpec> tools = parse_ollama_tools(body);
   if (!tools.is_ok()) return tools.status();
   p.tools = std::move(tools).value();

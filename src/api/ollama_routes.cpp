@@ -21,13 +21,13 @@ namespace {
 
 using nlohmann::json;
 
-HttpResponse engine_error(const Status& st) {
+HttpResponse ollama_engine_error(const Status& st) {
   return ollama_error(http_status_for(st), st.message());
 }
 
 // Runs the generation, streaming lines through `w` when set; returns the last line (or, not
 // streamed, the whole answer); null when the client went away.
-Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w) {
+Result<json> ollama_run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w) {
   const int64_t t0 = unix_time_ns();
   int64_t t_first = 0;
   runtime::CompletionRequest req = p.request;
@@ -75,19 +75,20 @@ Result<json> run(runtime::Engine& engine, const OllamaParams& p, StreamWriter* w
 }
 
 // A request without a prompt or messages: load the model, or unload it with keep_alive 0.
-HttpResponse load_or_unload(runtime::ModelRegistry& models, const OllamaParams& p, bool chat) {
+HttpResponse ollama_load_or_unload(runtime::ModelRegistry& models, const OllamaParams& p,
+                                   bool chat) {
   const bool unload = p.keep_alive_ms && *p.keep_alive_ms == 0;
   const Status st = unload ? models.unload(p.model) : models.load(p.model, p.keep_alive_ms);
   if (!st.is_ok()) return ollama_lookup_error(st, p.model);
   return json_response(200, ollama_loaded(p.model, chat, unload ? "unload" : "load"));
 }
 
-HttpResponse generate(runtime::ModelRegistry& models, const HttpRequest& req, bool chat) {
+HttpResponse ollama_generate(runtime::ModelRegistry& models, const HttpRequest& req, bool chat) {
   Result<json> body = parse_json_object(req.body);
   if (!body.is_ok()) return ollama_error(400, body.status().message());
   Result<OllamaParams> p = chat ? parse_ollama_chat(*body) : parse_ollama_generate(*body);
   if (!p.is_ok()) return ollama_error(400, p.status().message());
-  if (p->load_only) return load_or_unload(models, *p, chat);
+  if (p->load_only) return ollama_load_or_unload(models, *p, chat);
   Result<runtime::ModelLease> lease = models.acquire(p->model, p->keep_alive_ms);
   if (!lease.is_ok()) return ollama_lookup_error(lease.status(), p->model);
   runtime::Engine& engine = **lease;
@@ -100,15 +101,15 @@ HttpResponse generate(runtime::ModelRegistry& models, const HttpRequest& req, bo
     p->request.prompt = std::move(prompt).value();
   }
   Result<int64_t> n = check_prompt(engine, p->request);
-  if (!n.is_ok()) return engine_error(n.status());
+  if (!n.is_ok()) return ollama_engine_error(n.status());
   if (!p->stream) {
-    Result<json> answer = run(engine, *p, nullptr);
-    if (!answer.is_ok()) return engine_error(answer.status());
+    Result<json> answer = ollama_run(engine, *p, nullptr);
+    if (!answer.is_ok()) return ollama_engine_error(answer.status());
     return json_response(200, *answer);
   }
   return ndjson_response(
       [lease = std::move(lease).value(), params = std::move(p).value()](StreamWriter& w) {
-        Result<json> last = run(*lease, params, &w);
+        Result<json> last = ollama_run(*lease, params, &w);
         if (!last.is_ok()) {
           w.write(ndjson_line({{"error", last.status().message()}}));
         } else if (!last->is_null()) {  // null: the client has gone
@@ -145,7 +146,7 @@ HttpResponse list(runtime::ModelRegistry& models, int64_t modified, bool ps) {
 }
 
 template <typename F>
-HttpHandler guarded(F f) {
+HttpHandler ollama_guarded(F f) {
   return [f = std::move(f)](const HttpRequest& req) -> HttpResponse {
     try {
       return f(req);
@@ -165,28 +166,29 @@ bool accepts_html(const HttpRequest& req) {
 void add_ollama_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models,
                        HttpHandler browser_root) {
   const int64_t started = unix_time_ns();
-  router.add("GET", "/", guarded([browser_root = std::move(browser_root)](const HttpRequest& req) {
+  router.add("GET", "/",
+             ollama_guarded([browser_root = std::move(browser_root)](const HttpRequest& req) {
                if (browser_root && accepts_html(req)) return browser_root(req);
                return text_response(200, "Ollama is running");
              }),
              RouteAccess::kPublic);
-  router.add("GET", "/api/version", guarded([](const HttpRequest&) {
+  router.add("GET", "/api/version", ollama_guarded([](const HttpRequest&) {
                return json_response(200, {{"version", kOllamaVersion}});
              }));
-  router.add("GET", "/api/tags", guarded([models, started](const HttpRequest&) {
+  router.add("GET", "/api/tags", ollama_guarded([models, started](const HttpRequest&) {
                return list(*models, started, /*ps=*/false);
              }));
-  router.add("GET", "/api/ps", guarded([models, started](const HttpRequest&) {
+  router.add("GET", "/api/ps", ollama_guarded([models, started](const HttpRequest&) {
                return list(*models, started, /*ps=*/true);
              }));
-  router.add("POST", "/api/show", guarded([models, started](const HttpRequest& req) {
+  router.add("POST", "/api/show", ollama_guarded([models, started](const HttpRequest& req) {
                return show(*models, req, started);
              }));
-  router.add("POST", "/api/chat", guarded([models](const HttpRequest& req) {
-               return generate(*models, req, /*chat=*/true);
+  router.add("POST", "/api/chat", ollama_guarded([models](const HttpRequest& req) {
+               return ollama_generate(*models, req, /*chat=*/true);
              }));
-  router.add("POST", "/api/generate", guarded([models](const HttpRequest& req) {
-               return generate(*models, req, /*chat=*/false);
+  router.add("POST", "/api/generate", ollama_guarded([models](const HttpRequest& req) {
+               return ollama_generate(*models, req, /*chat=*/false);
              }));
 }
 

@@ -49,7 +49,7 @@ Status content_text(const json& content, size_t i, std::string* out, std::string
   return Status::ok();
 }
 
-Status parse_messages(const json& body, ordered_json* messages, std::string* param) {
+Status parse_openai_messages(const json& body, ordered_json* messages, std::string* param) {
   const json* m = field(body, "messages");
   if (m == nullptr) return bad_messages(param, "'messages' is required");
   if (!m->is_array() || m->empty()) {
@@ -98,7 +98,7 @@ Result<ChatParams> parse_chat_request(const json& body, std::string* error_param
   COHORT_RETURN_IF_ERROR(read_string(body, "model", &params.model, error_param));
   COHORT_RETURN_IF_ERROR(parse_stream_flags(body, &params.stream, error_param));
   COHORT_RETURN_IF_ERROR(refuse_openai_unsupported(body, /*chat=*/true, error_param));
-  COHORT_RETURN_IF_ERROR(parse_messages(body, &params.chat.messages, error_param));
+  COHORT_RETURN_IF_ERROR(parse_openai_messages(body, &params.chat.messages, error_param));
   Result<ToolSpec> tools = parse_openai_tools(body, error_param);
   if (!tools.is_ok()) return tools.status();
   params.tools = std::move(tools).value();

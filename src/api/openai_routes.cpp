@@ -49,8 +49,8 @@ HttpResponse one_model(runtime::ModelRegistry& models, int64_t created, const Ht
 }
 
 // POST /v1/models/{id}/load and /v1/models/{id}/unload.
-HttpResponse load_or_unload(runtime::ModelRegistry& models, int64_t created,
-                            const HttpRequest& req) {
+HttpResponse openai_load_or_unload(runtime::ModelRegistry& models, int64_t created,
+                                   const HttpRequest& req) {
   std::string id = req.path.substr(std::string("/v1/models/").size());
   const size_t slash = id.rfind('/');
   const std::string action = slash == std::string::npos ? "" : id.substr(slash + 1);
@@ -65,7 +65,7 @@ HttpResponse load_or_unload(runtime::ModelRegistry& models, int64_t created,
   return json_response(200, model_object(*m, created));
 }
 
-HttpResponse engine_error(const Status& st, const char* prompt_param) {
+HttpResponse openai_engine_error(const Status& st, const char* prompt_param) {
   if (st.code() == StatusCode::kOutOfRange) {
     return openai_error(400, st.message(), prompt_param, "context_length_exceeded");
   }
@@ -74,17 +74,17 @@ HttpResponse engine_error(const Status& st, const char* prompt_param) {
 
 // The part chat and completions share once the prompt is known: check it, then answer
 // whole or as a stream.
-HttpResponse generate(runtime::ModelLease lease, OpenAiStream s, bool stream,
-                      const char* prompt_param) {
+HttpResponse openai_generate(runtime::ModelLease lease, OpenAiStream s, bool stream,
+                             const char* prompt_param) {
   runtime::Engine& engine = *lease;
   Result<int64_t> n = check_prompt(engine, s.request);
-  if (!n.is_ok()) return engine_error(n.status(), prompt_param);
+  if (!n.is_ok()) return openai_engine_error(n.status(), prompt_param);
   if (stream) {
     StreamProducer producer = openai_stream_producer(engine, std::move(s));
     return sse_response(holding_lease(std::move(lease), std::move(producer)));
   }
   Result<runtime::CompletionResult> result = engine.complete(s.request);
-  if (!result.is_ok()) return engine_error(result.status(), prompt_param);
+  if (!result.is_ok()) return openai_engine_error(result.status(), prompt_param);
   return json_response(200, s.chat ? chat_response(s.id, s.created, s.model, *result, s.tools)
                                    : completion_response(s.id, s.created, s.model, *result));
 }
@@ -105,7 +105,7 @@ HttpResponse completions(runtime::ModelRegistry& models, const HttpRequest& req)
   s.model = params->model.empty() ? engine.model_name() : params->model;
   s.include_usage = params->stream.include_usage;
   s.request = std::move(params->request);
-  return generate(std::move(lease).value(), std::move(s), params->stream.stream, "prompt");
+  return openai_generate(std::move(lease).value(), std::move(s), params->stream.stream, "prompt");
 }
 
 HttpResponse chat_completions(runtime::ModelRegistry& models, const HttpRequest& req) {
@@ -131,12 +131,12 @@ HttpResponse chat_completions(runtime::ModelRegistry& models, const HttpRequest&
   s.request = std::move(params->request);
   s.request.prompt = std::move(prompt).value();
   s.tools = tools;
-  return generate(std::move(lease).value(), std::move(s), params->stream.stream, "messages");
+  return openai_generate(std::move(lease).value(), std::move(s), params->stream.stream, "messages");
 }
 
 // Handlers must not throw: nlohmann-json and allocation can, so every one is wrapped.
 template <typename F>
-HttpHandler guarded(F f) {
+HttpHandler openai_guarded(F f) {
   return [f = std::move(f)](const HttpRequest& req) -> HttpResponse {
     try {
       return f(req);
@@ -150,22 +150,25 @@ HttpHandler guarded(F f) {
 
 void add_openai_routes(Router& router, std::shared_ptr<runtime::ModelRegistry> models) {
   const int64_t created = unix_time_s();
-  auto health_handler = guarded([models](const HttpRequest&) { return health(*models); });
+  auto health_handler = openai_guarded([models](const HttpRequest&) { return health(*models); });
   router.add("GET", "/health", health_handler, RouteAccess::kPublic);
   router.add("GET", "/v1/health", health_handler, RouteAccess::kPublic);
-  router.add("GET", "/v1/models", guarded([models, created](const HttpRequest&) {
+  router.add("GET", "/v1/models", openai_guarded([models, created](const HttpRequest&) {
                return models_list(*models, created);
              }));
-  router.add_prefix("GET", "/v1/models/", guarded([models, created](const HttpRequest& req) {
+  router.add_prefix("GET", "/v1/models/", openai_guarded([models, created](const HttpRequest& req) {
                       return one_model(*models, created, req);
                     }));
-  router.add_prefix("POST", "/v1/models/", guarded([models, created](const HttpRequest& req) {
-                      return load_or_unload(*models, created, req);
+  router.add_prefix("POST", "/v1/models/",
+                    openai_guarded([models, created](const HttpRequest& req) {
+                      return openai_load_or_unload(*models, created, req);
                     }));
-  router.add("POST", "/v1/completions",
-             guarded([models](const HttpRequest& req) { return completions(*models, req); }));
-  router.add("POST", "/v1/chat/completions",
-             guarded([models](const HttpRequest& req) { return chat_completions(*models, req); }));
+  router.add("POST", "/v1/completions", openai_guarded([models](const HttpRequest& req) {
+               return completions(*models, req);
+             }));
+  router.add("POST", "/v1/chat/completions", openai_guarded([models](const HttpRequest& req) {
+               return chat_completions(*models, req);
+             }));
 }
 
 }  // namespace cohort::api

@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr double kMaxDouble = std::numeric_limits<double>::max();
 
 // True when `v` is the default that means "feature off": false, 0, 1 (for n), "", {} or [].
@@ -35,9 +35,9 @@ Status parse_openai_sampling(const json& body, runtime::CompletionRequest* req,
     req->constraint = text::OutputConstraint::json_object();
   }
   int64_t max_tokens = -1, max_completion = -1;
-  COHORT_RETURN_IF_ERROR(read_int(body, "max_tokens", 0, kMaxInt64, &max_tokens, param));
+  COHORT_RETURN_IF_ERROR(read_int(body, "max_tokens", 0, kInt64Max, &max_tokens, param));
   COHORT_RETURN_IF_ERROR(
-      read_int(body, "max_completion_tokens", 0, kMaxInt64, &max_completion, param));
+      read_int(body, "max_completion_tokens", 0, kInt64Max, &max_completion, param));
   if (max_tokens >= 0 && max_completion >= 0) {
     req->max_tokens = std::min(max_tokens, max_completion);
   } else if (max_tokens >= 0 || max_completion >= 0) {

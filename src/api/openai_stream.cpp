@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-void run(runtime::Engine& engine, const OpenAiStream& s, StreamWriter& w) {
+void run_openai_stream(runtime::Engine& engine, const OpenAiStream& s, StreamWriter& w) {
   const auto send = [&](const json& j) { return w.write(sse_data(j)); };
   const auto piece_chunk = [&](std::string_view text, const char* finish) {
     return s.chat ? chat_chunk(s.id, s.created, s.model,
@@ -68,7 +68,7 @@ void run(runtime::Engine& engine, const OpenAiStream& s, StreamWriter& w) {
 }  // namespace
 
 StreamProducer openai_stream_producer(runtime::Engine& engine, OpenAiStream stream) {
-  return [&engine, s = std::move(stream)](StreamWriter& w) { run(engine, s, w); };
+  return [&engine, s = std::move(stream)](StreamWriter& w) { run_openai_stream(engine, s, w); };
 }
 
 }  // namespace cohort::api

@@ -13,7 +13,7 @@ constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
 constexpr std::string_view kMistralArgs = "[ARGS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_space(std::string_view s) {
   const auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
   while (!s.empty() && ws(s.front())) s.remove_prefix(1);
   while (!s.empty() && ws(s.back())) s.remove_suffix(1);
@@ -39,12 +39,12 @@ bool parse_json(std::string_view text, json* out) {
 // <function=NAME><parameter=P>VALUE</parameter>...</function>; values that parse as JSON
 // are taken as such, others as strings.
 bool parse_xml_call(std::string_view body, ToolCall* out) {
-  body = trim(body);
+  body = trim_space(body);
   constexpr std::string_view kFn = "<function=";
   if (body.substr(0, kFn.size()) != kFn) return false;
   const size_t name_end = body.find('>');
   if (name_end == std::string_view::npos) return false;
-  out->name = std::string(trim(body.substr(kFn.size(), name_end - kFn.size())));
+  out->name = std::string(trim_space(body.substr(kFn.size(), name_end - kFn.size())));
   std::string_view rest = body.substr(name_end + 1);
   constexpr std::string_view kParam = "<parameter=";
   constexpr std::string_view kParamEnd = "</parameter>";
@@ -56,8 +56,8 @@ bool parse_xml_call(std::string_view body, ToolCall* out) {
         value_end < key_end) {
       return false;
     }
-    const std::string key(trim(rest.substr(0, key_end)));
-    const std::string_view raw = trim(rest.substr(key_end + 1, value_end - key_end - 1));
+    const std::string key(trim_space(rest.substr(0, key_end)));
+    const std::string_view raw = trim_space(rest.substr(key_end + 1, value_end - key_end - 1));
     json value;
     if (!parse_json(raw, &value)) value = std::string(raw);
     out->arguments[key] = std::move(value);
@@ -86,7 +86,7 @@ ParsedOutput parse_tagged(std::string_view text, bool xml) {
     text.remove_prefix(close + kToolCallClose.size());
   }
   content += text;
-  p.content = std::string(trim(content));
+  p.content = std::string(trim_space(content));
   return p;
 }
 
@@ -94,27 +94,28 @@ ParsedOutput parse_mistral(std::string_view text) {
   ParsedOutput p;
   const size_t at = text.find(kMistralMarker);
   if (at == std::string_view::npos) {
-    p.content = std::string(trim(text));
+    p.content = std::string(trim_space(text));
     return p;
   }
-  std::string_view rest = trim(text.substr(at + kMistralMarker.size()));
+  std::string_view rest = trim_space(text.substr(at + kMistralMarker.size()));
   json j;
   if (parse_json(rest, &j) && j.is_array()) {  // [{"name", "arguments"}, ...]
     for (const json& c : j) {
       ToolCall call;
-      if (!call_from_json(c, &call)) return {std::string(trim(text)), {}};
+      if (!call_from_json(c, &call)) return {std::string(trim_space(text)), {}};
       p.calls.push_back(std::move(call));
     }
   } else {  // NAME[ARGS]{...}, possibly repeated with [TOOL_CALLS] before each
     for (;;) {
       const size_t args = rest.find(kMistralArgs);
-      if (args == std::string_view::npos) return {std::string(trim(text)), {}};
+      if (args == std::string_view::npos) return {std::string(trim_space(text)), {}};
       ToolCall call;
-      call.name = std::string(trim(rest.substr(0, args)));
+      call.name = std::string(trim_space(rest.substr(0, args)));
       rest.remove_prefix(args + kMistralArgs.size());
       const size_t next = rest.find(kMistralMarker);
-      if (!parse_json(trim(rest.substr(0, next)), &j) || !j.is_object() || call.name.empty()) {
-        return {std::string(trim(text)), {}};
+      if (!parse_json(trim_space(rest.substr(0, next)), &j) || !j.is_object() ||
+          call.name.empty()) {
+        return {std::string(trim_space(text)), {}};
       }
       call.arguments = std::move(j);
       p.calls.push_back(std::move(call));
@@ -122,32 +123,34 @@ ParsedOutput parse_mistral(std::string_view text) {
       rest.remove_prefix(next + kMistralMarker.size());
     }
   }
-  p.content = std::string(trim(text.substr(0, at)));
+  p.content = std::string(trim_space(text.substr(0, at)));
   return p;
 }
 
 // The whole output is one or more JSON calls (separated by ';'), after an optional tag.
 ParsedOutput parse_llama3(std::string_view text) {
-  std::string_view body = trim(text);
-  if (body.substr(0, kPythonTag.size()) == kPythonTag) body = trim(body.substr(kPythonTag.size()));
+  std::string_view body = trim_space(text);
+  if (body.substr(0, kPythonTag.size()) == kPythonTag)
+    body = trim_space(body.substr(kPythonTag.size()));
   ParsedOutput p;
   while (!body.empty()) {
     // The next ';' that is followed by another object (a ';' inside a string is not).
     size_t semi = body.find(';');
     json j;
-    while (semi != std::string_view::npos && !(trim(body.substr(semi + 1)).substr(0, 1) == "{" &&
-                                               parse_json(body.substr(0, semi), &j))) {
+    while (semi != std::string_view::npos &&
+           !(trim_space(body.substr(semi + 1)).substr(0, 1) == "{" &&
+             parse_json(body.substr(0, semi), &j))) {
       semi = body.find(';', semi + 1);
     }
     ToolCall call;
     if (!parse_json(body.substr(0, semi), &j) || !call_from_json(j, &call)) {
-      return {std::string(trim(text)), {}};
+      return {std::string(trim_space(text)), {}};
     }
     p.calls.push_back(std::move(call));
     if (semi == std::string_view::npos) break;
-    body = trim(body.substr(semi + 1));
+    body = trim_space(body.substr(semi + 1));
   }
-  if (p.calls.empty()) p.content = std::string(trim(text));
+  if (p.calls.empty()) p.content = std::string(trim_space(text));
   return p;
 }
 
@@ -157,7 +160,7 @@ size_t call_start(ToolFormat f, std::string_view text, size_t* keep_back) {
   *keep_back = 0;
   if (f == ToolFormat::kForced) return 0;
   if (f == ToolFormat::kLlama3Json) {
-    const std::string_view t = trim(text);
+    const std::string_view t = trim_space(text);
     if (t.empty()) {
       *keep_back = text.size();  // only whitespace so far: it may precede a call
       return std::string_view::npos;
@@ -228,7 +231,7 @@ ParsedOutput ToolStreamFilter::finish(std::string* unsent) const {
   if (p.calls.empty()) {
     *unsent = text_.substr(sent_);
   } else {
-    const std::string_view streamed = trim(std::string_view(text_).substr(0, sent_));
+    const std::string_view streamed = trim_space(std::string_view(text_).substr(0, sent_));
     *unsent = p.content.size() > streamed.size() ? p.content.substr(streamed.size()) : "";
   }
   return p;

@@ -8,18 +8,11 @@
 
 #include "comm/collectives.h"
 #include "comm/deadline.h"
+#include "comm/tcp_errors.h"
 #include "net/frame.h"
 
 namespace cohort::comm {
 namespace {
-
-// "tcp: peer x closed the connection" -> "peer x closed the connection", so our own prefix
-// does not repeat it.
-std::string_view strip_tcp(const std::string& m) {
-  std::string_view v(m);
-  if (v.substr(0, 5) == "tcp: ") v.remove_prefix(5);
-  return v;
-}
 
 std::string hex16(uint16_t v) {
   char buf[8];
@@ -122,7 +115,7 @@ class TcpCommunicator final : public P2PCommunicator {
   // Wraps a failure on the link with `peer`, marks the link broken and shuts it down.
   Status break_link(int peer, const char* what, const Status& st) {
     std::string msg = who() + what + " rank " + std::to_string(peer) + ": ";
-    msg += strip_tcp(st.message());
+    msg += strip_tcp_prefix(st.message());
     {
       std::lock_guard<std::mutex> lock(mu_);
       std::string& reason = broken_[static_cast<size_t>(peer)];

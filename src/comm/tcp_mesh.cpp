@@ -5,6 +5,7 @@
 
 #include "comm/deadline.h"
 #include "comm/tcp_communicator.h"
+#include "comm/tcp_errors.h"
 #include "core/log.h"
 #include "net/frame.h"
 #include "net/handshake.h"
@@ -20,12 +21,6 @@ struct MeshHello {
   uint32_t rank = 0;
   uint32_t size = 0;
 };
-
-std::string_view strip_tcp(const std::string& m) {
-  std::string_view v(m);
-  if (v.substr(0, 5) == "tcp: ") v.remove_prefix(5);
-  return v;
-}
 
 Status write_hello(net::Socket& s, int rank, int size, const Deadline& deadline) {
   net::WireWriter w;
@@ -83,8 +78,9 @@ class MeshBuilder {
       Result<net::Socket> accepted = listener.accept(deadline_.remaining_ms());
       if (!accepted.is_ok()) {
         if (accepted.status().code() != StatusCode::kTimeout) {
-          return Status(accepted.status().code(),
-                        who_ + "accept: " + std::string(strip_tcp(accepted.status().message())));
+          return Status(
+              accepted.status().code(),
+              who_ + "accept: " + std::string(strip_tcp_prefix(accepted.status().message())));
         }
         std::string missing;
         for (int j = rank_ + 1; j < size_; ++j) {
@@ -125,7 +121,7 @@ class MeshBuilder {
  private:
   Status prefix(const Status& st, const std::string& what) const {
     if (st.is_ok()) return st;
-    return Status(st.code(), who_ + what + ": " + std::string(strip_tcp(st.message())));
+    return Status(st.code(), who_ + what + ": " + std::string(strip_tcp_prefix(st.message())));
   }
 
   // Connects to rank j, retrying while its listener refuses (it may not be up yet).
@@ -137,7 +133,7 @@ class MeshBuilder {
       if (deadline_.expired()) {
         return Status::timeout(who_ + "could not connect to " + where + " within " +
                                std::to_string(opts_.connect_timeout_ms) +
-                               " ms: " + std::string(strip_tcp(last.message())));
+                               " ms: " + std::string(strip_tcp_prefix(last.message())));
       }
       Result<net::Socket> s = net::Socket::connect(at, deadline_.remaining_ms());
       if (s.is_ok()) {
@@ -180,7 +176,7 @@ Result<TcpMeshListener> TcpMeshListener::listen(const net::HostPort& at) {
   Result<net::Listener> l = net::Listener::bind(at);
   if (!l.is_ok()) {
     return Status(l.status().code(), "tcp: listen on " + at.to_string() + ": " +
-                                         std::string(strip_tcp(l.status().message())));
+                                         std::string(strip_tcp_prefix(l.status().message())));
   }
   return TcpMeshListener(std::move(l).value());
 }

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "net/sync_io.h"
 #include "net/wire.h"
 
 namespace cohort::net {
@@ -21,13 +22,6 @@ using asio::ip::udp;
 using boost::system::error_code;
 
 namespace {
-
-// Never run: the sockets are used synchronously. Leaked so no static destructor races a
-// socket that outlives main().
-asio::io_context& io() {
-  static auto* ctx = new asio::io_context(1);
-  return *ctx;
-}
 
 Result<udp::endpoint> group_endpoint(const HostPort& group) {
   error_code ec;
@@ -101,7 +95,7 @@ Result<Announcement> decode_announcement(const uint8_t* p, size_t n) {
 }
 
 struct Announcer::Impl {
-  udp::socket sock{io()};
+  udp::socket sock{sync_io_context()};
   std::vector<udp::endpoint> dests;  // the group (unless disabled), then the unicast peers
   int64_t interval_ms = 1000;
   std::thread thread;
@@ -218,7 +212,7 @@ Result<std::vector<Announcement>> discover(const HostPort& group, int64_t wait_m
   COHORT_ASSIGN_OR_RETURN(const udp::endpoint ep, group_endpoint(group));
   COHORT_ASSIGN_OR_RETURN(const asio::ip::address_v4 iface, interface_address(interface_ip));
   error_code ec;
-  udp::socket sock(io());
+  udp::socket sock(sync_io_context());
   sock.open(udp::v4(), ec);
   if (!ec) sock.set_option(udp::socket::reuse_address(true), ec);
   // Bound to the group address (not INADDR_ANY) so only this group's datagrams arrive.
@@ -238,7 +232,7 @@ Result<std::vector<Announcement>> discover(const HostPort& group, int64_t wait_m
   // Workers started with --peers send their announcements straight to this port: listen
   // for those too (on the chosen interface, or every one). Optional: a port already taken
   // by another head on this host leaves discovery to multicast.
-  udp::socket direct(io());
+  udp::socket direct(sync_io_context());
   direct.open(udp::v4(), ec);
   if (!ec) direct.set_option(udp::socket::reuse_address(true), ec);
   if (!ec) {

@@ -21,6 +21,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "net/secure_channel.h"
+#include "net/sync_io.h"
 
 namespace cohort::net {
 namespace asio = boost::asio;
@@ -35,13 +36,6 @@ namespace {
 // Measured on loopback, 64-byte frames: yielding spin ~6 us round trip on one core or two;
 // pause-spin ~113 us on one core; blocking poll() ~6 us on one core, ~55 us across cores.
 constexpr int64_t kBusyPollSpinNs = 50'000;
-
-// Sockets need an io_context to exist, but nothing here ever runs it: all I/O is synchronous
-// on non-blocking descriptors. Leaked on purpose so no static destructor races a socket.
-asio::io_context& io() {
-  static auto* ctx = new asio::io_context(1);
-  return *ctx;
-}
 
 class Deadline {
  public:
@@ -106,7 +100,7 @@ Result<std::vector<tcp::endpoint>> resolve(const HostPort& hp, bool for_bind) {
   error_code ec;
   const asio::ip::address addr = asio::ip::make_address(hp.host, ec);
   if (!ec) return std::vector<tcp::endpoint>{{addr, hp.port}};
-  tcp::resolver resolver(io());
+  tcp::resolver resolver(sync_io_context());
   auto flags = tcp::resolver::numeric_service;
   if (for_bind) flags |= tcp::resolver::passive;
   const auto results = resolver.resolve(hp.host, std::to_string(hp.port), flags, ec);
@@ -180,7 +174,7 @@ Result<std::unique_ptr<Socket::Impl>> make_impl(tcp::socket s, bool initiator) {
 Status connect_one(const tcp::endpoint& ep, const HostPort& to, int64_t timeout_ms,
                    const Deadline& d, tcp::socket* out) {
   error_code ec;
-  tcp::socket s(io());
+  tcp::socket s(sync_io_context());
   s.open(ep.protocol(), ec);
   if (!ec) s.non_blocking(true, ec);
   if (ec) return Status::io_error("tcp: cannot open socket: " + ec.message());
@@ -220,7 +214,7 @@ Result<Socket> Socket::connect(const HostPort& to, int64_t timeout_ms) {
   COHORT_ASSIGN_OR_RETURN(const std::vector<tcp::endpoint> eps, resolve(to, false));
   Status last;
   for (const auto& ep : eps) {
-    tcp::socket s(io());
+    tcp::socket s(sync_io_context());
     last = connect_one(ep, to, timeout_ms, d, &s);
     if (last.code() == StatusCode::kTimeout) return last;
     if (!last.is_ok()) continue;
@@ -382,7 +376,7 @@ Listener::~Listener() = default;
 Result<Listener> Listener::bind(const HostPort& at) {
   COHORT_ASSIGN_OR_RETURN(const std::vector<tcp::endpoint> eps, resolve(at, true));
   error_code ec;
-  tcp::acceptor a(io());
+  tcp::acceptor a(sync_io_context());
   const tcp::endpoint& ep = eps.front();
   a.open(ep.protocol(), ec);
   if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
@@ -409,7 +403,7 @@ Result<Socket> Listener::accept(int64_t timeout_ms) {
   for (;;) {
     if (impl_->closed.load(std::memory_order_relaxed)) return closed();
     error_code ec;
-    tcp::socket s(io());
+    tcp::socket s(sync_io_context());
     impl_->acceptor.accept(s, ec);
     if (!ec) {
       COHORT_ASSIGN_OR_RETURN(auto impl, make_impl(std::move(s), false));

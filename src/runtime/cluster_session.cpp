@@ -30,19 +30,22 @@
 
 namespace cohort::runtime {
 
+// One connected worker as the head sees it. Not in the anonymous namespace: a member of
+// ClusterSession::Impl (which has linkage) may not have a type without linkage.
+struct ClusterSessionWorker {
+  net::HostPort address;
+  net::Socket control;
+  cluster::NodeInfo info;
+  LinkReport link;
+};
+using Worker = ClusterSessionWorker;
+
 namespace {
 
 constexpr int64_t kIoTimeoutMs = 30'000;
 // A worker answering setup may first hash a cached shard or page in its model: allow time
 // for tens of GiB from disk.
 constexpr int64_t kSetupTimeoutMs = 600'000;
-
-struct Worker {
-  net::HostPort address;
-  net::Socket control;
-  cluster::NodeInfo info;
-  LinkReport link;
-};
 
 // Sends one message and reads the answer, which must be of type expect or expect_too.
 Result<net::Frame> request(net::Socket& s, uint16_t type, const std::vector<uint8_t>& payload,

@@ -31,12 +31,12 @@
 namespace cohort::runtime {
 namespace {
 
-constexpr int64_t kIoTimeoutMs = 30'000;
+constexpr int64_t kWorkerIoTimeoutMs = 30'000;
 constexpr int64_t kIdleTimeoutMs = 24LL * 3600 * 1000;  // a head may stay idle a long time
 constexpr int64_t kProbeTimeoutMs = 5000;
 
 Status reply(net::Socket& s, uint16_t type, const std::vector<uint8_t>& payload) {
-  return net::write_frame(s, type, payload.data(), payload.size(), kIoTimeoutMs);
+  return net::write_frame(s, type, payload.data(), payload.size(), kWorkerIoTimeoutMs);
 }
 
 Status reply_done(net::Socket& s, const Status& st) {
@@ -159,7 +159,7 @@ class Session {
     net::WireWriter w;
     w.str(key);
     COHORT_RETURN_IF_ERROR(reply(s_, cluster::kMsgShardWanted, w.data()));
-    COHORT_ASSIGN_OR_RETURN(std::string path, receive_shard(s_, cache, key, kIoTimeoutMs));
+    COHORT_ASSIGN_OR_RETURN(std::string path, receive_shard(s_, cache, key, kWorkerIoTimeoutMs));
     return format::GgufFile::open(path);
   }
 
@@ -185,7 +185,7 @@ class Session {
     check.value().reset();
     COHORT_RETURN_IF_ERROR(reply_done(s_, Status::ok()));
 
-    auto dp = join_data_plane(req, std::move(listener_), o_.key, kIoTimeoutMs);
+    auto dp = join_data_plane(req, std::move(listener_), o_.key, kWorkerIoTimeoutMs);
     listener_.reset();
     if (!dp.is_ok()) return Status::unavailable("data plane: " + dp.status().message());
     // Time spent communicating is counted so each step's own cost can be told apart from

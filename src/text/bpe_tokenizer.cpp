@@ -4,21 +4,11 @@
 #include <limits>
 #include <queue>
 
+#include "text/end_token_texts.h"
 #include "text/special_split.h"
 
 namespace cohort::text {
 namespace {
-
-// Texts llama.cpp recognises as end-of-turn (when no eot id is given) and as end of
-// generation; such tokens become control tokens whatever their stored type (the same lists
-// as the SentencePiece tokenizer's).
-constexpr std::string_view kEotTexts[] = {
-    "<|eot_id|>",      "<|im_end|>", "<|end|>", "<end_of_turn>",         "<|endoftext|>",
-    "<|end_of_text|>", "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>", "<end_of_utterance>"};
-constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>",      "<|end|>",
-                                          "<|return|>",    "<|call|>",        "<end_of_turn>",
-                                          "<|endoftext|>", "<|eom_id|>",      "<EOT>",
-                                          "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
 
 constexpr uint32_t kMaxMappedCodepoint = 256 + 68;  // exclusive bound of the table's values
 
@@ -42,7 +32,7 @@ constexpr ByteTables make_byte_tables() {
 constexpr ByteTables kByteTables = make_byte_tables();
 static_assert(kByteTables.to_cp[' '] == 0x120, "space is U+0120 ('Ġ') in GPT-2's table");
 
-void append_utf8(uint32_t cp, std::string& out) {  // cp < 0x800 here
+void append_utf8_short(uint32_t cp, std::string& out) {  // cp < 0x800 here
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else {
@@ -51,14 +41,14 @@ void append_utf8(uint32_t cp, std::string& out) {  // cp < 0x800 here
   }
 }
 
-struct Symbol {
+struct BpeSymbol {
   int32_t prev;
   int32_t next;
   int32_t id;  // vocabulary id; -1: a byte with no token; kMerged: absorbed by its left
 };
 constexpr int32_t kMerged = -2;
 
-struct Bigram {
+struct BpeBigram {
   int32_t rank;
   int32_t left;
   int32_t right;
@@ -68,7 +58,7 @@ struct Bigram {
 
 // Min-heap order: lowest rank first, then the leftmost pair.
 struct BigramGreater {
-  bool operator()(const Bigram& a, const Bigram& b) const {
+  bool operator()(const BpeBigram& a, const BpeBigram& b) const {
     return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
   }
 };
@@ -84,7 +74,7 @@ uint64_t merge_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
-uint64_t hash_key(uint64_t k) {  // a 64-bit mix (splitmix64's finaliser)
+uint64_t mix64(uint64_t k) {  // a 64-bit mix (splitmix64's finaliser)
   k ^= k >> 30;
   k *= 0xBF58476D1CE4E5B9ull;
   k ^= k >> 27;
@@ -196,7 +186,7 @@ Status BpeTokenizer::init(BpeVocab v) {
     const int32_t result = find_piece(joined);
     if (result < 0) return bad("makes a token that is not in the vocabulary");
     const uint64_t key = merge_key(lid, rid);
-    for (size_t s = hash_key(key) & (n_merge_slots - 1);; s = (s + 1) & (n_merge_slots - 1)) {
+    for (size_t s = mix64(key) & (n_merge_slots - 1);; s = (s + 1) & (n_merge_slots - 1)) {
       if (merges_[s].rank < 0) {
         merges_[s] = {key, static_cast<int32_t>(r), result};
         break;
@@ -208,7 +198,7 @@ Status BpeTokenizer::init(BpeVocab v) {
   std::string one;
   for (int b = 0; b < 256; ++b) {
     one.clear();
-    append_utf8(byte_to_codepoint(static_cast<uint8_t>(b)), one);
+    append_utf8_short(byte_to_codepoint(static_cast<uint8_t>(b)), one);
     byte_to_id_[b] = find_piece(one);  // -1: encoding gives the unknown token
   }
 
@@ -267,7 +257,7 @@ const BpeTokenizer::Merge* BpeTokenizer::find_merge(int32_t left, int32_t right)
   if (left < 0 || right < 0 || merges_.empty()) return nullptr;
   const uint64_t key = merge_key(left, right);
   const size_t mask = merges_.size() - 1;
-  for (size_t s = hash_key(key) & mask;; s = (s + 1) & mask) {
+  for (size_t s = mix64(key) & mask;; s = (s + 1) & mask) {
     const Merge& m = merges_[s];
     if (m.rank < 0) return nullptr;
     if (m.key == key) return &m;
@@ -309,7 +299,8 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   if (pre_->ignore_merges()) {
     std::string encoded;
     encoded.reserve(word.size() * 2);
-    for (const char c : word) append_utf8(byte_to_codepoint(static_cast<uint8_t>(c)), encoded);
+    for (const char c : word)
+      append_utf8_short(byte_to_codepoint(static_cast<uint8_t>(c)), encoded);
     if (const int32_t id = find_piece(encoded); id >= 0) {
       out.push_back(id);
       return;
@@ -317,11 +308,11 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   }
 
   const auto n = static_cast<int32_t>(word.size());
-  std::vector<Symbol> syms(word.size());
+  std::vector<BpeSymbol> syms(word.size());
   for (int32_t i = 0; i < n; ++i) {
     syms[i] = {i - 1, i + 1 < n ? i + 1 : -1, byte_to_id_[static_cast<uint8_t>(word[i])]};
   }
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramGreater> queue;
+  std::priority_queue<BpeBigram, std::vector<BpeBigram>, BigramGreater> queue;
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Merge* m = find_merge(syms[left].id, syms[right].id);
@@ -330,10 +321,10 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);
 
   while (!queue.empty()) {
-    const Bigram b = queue.top();
+    const BpeBigram b = queue.top();
     queue.pop();
-    Symbol& left = syms[b.left];
-    Symbol& right = syms[b.right];
+    BpeSymbol& left = syms[b.left];
+    BpeSymbol& right = syms[b.right];
     // Stale entry: one side has merged since this pair was queued.
     if (left.next != b.right || left.id != b.left_id || right.id != b.right_id) continue;
     left.id = find_merge(b.left_id, b.right_id)->result;

@@ -6,8 +6,10 @@ namespace cohort::text {
 namespace {
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) {
+  return is_ascii_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 }  // namespace
 
@@ -92,7 +94,7 @@ bool JsonPrefix::value_start(char c) {
       num_ = Num::kSign;
       return true;
     default:
-      if (!is_digit(c)) return false;
+      if (!is_ascii_digit(c)) return false;
       mode_ = Mode::kNumber;
       num_ = c == '0' ? Num::kZero : Num::kInt;
       return true;
@@ -102,7 +104,7 @@ bool JsonPrefix::value_start(char c) {
 // A byte in a number, or the byte right after it (which ends it and is then read in the
 // surrounding context).
 bool JsonPrefix::number(char c) {
-  const bool digit = is_digit(c);
+  const bool digit = is_ascii_digit(c);
   switch (num_) {
     case Num::kSign:
       if (!digit) return false;

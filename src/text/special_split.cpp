@@ -3,7 +3,7 @@
 namespace cohort::text {
 namespace {
 
-bool is_space(char c) {  // C-locale isspace, without the locale lookup
+bool is_c_space(char c) {  // C-locale isspace, without the locale lookup
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
@@ -39,7 +39,7 @@ std::vector<TextFragment> split_special_tokens(std::string_view text, bool parse
         off += pos + sp.size();
         len -= pos + sp.size();
         if (rstrip && (*rstrip)[sid]) {
-          while (len > 0 && is_space(text[off])) {
+          while (len > 0 && is_c_space(text[off])) {
             ++off;
             --len;
           }

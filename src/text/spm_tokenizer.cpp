@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 
+#include "text/end_token_texts.h"
 #include "text/special_split.h"
 #include "text/utf8.h"
 
@@ -12,16 +13,6 @@ namespace cohort::text {
 namespace {
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
-
-// Texts llama.cpp recognises as end-of-turn (when no eot id is given) and as end of
-// generation; such tokens are treated as control tokens whatever their stored type.
-constexpr std::string_view kEotTexts[] = {
-    "<|eot_id|>",      "<|im_end|>", "<|end|>", "<end_of_turn>",         "<|endoftext|>",
-    "<|end_of_text|>", "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>", "<end_of_utterance>"};
-constexpr std::string_view kEogTexts[] = {"<|eot_id|>",    "<|im_end|>",      "<|end|>",
-                                          "<|return|>",    "<|call|>",        "<end_of_turn>",
-                                          "<|endoftext|>", "<|eom_id|>",      "<EOT>",
-                                          "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -43,14 +34,14 @@ std::string byte_piece(uint8_t b) {
   return std::string{'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
 }
 
-struct Symbol {
+struct SpmSymbol {
   int32_t prev;
   int32_t next;
   uint32_t start;  // byte offset into the escaped fragment
   uint32_t n;      // bytes; 0 once merged into its left neighbour
 };
 
-struct Bigram {
+struct SpmBigram {
   float score;
   int32_t left;
   int32_t right;
@@ -59,7 +50,7 @@ struct Bigram {
 
 // Max-heap order: higher score first, then the leftmost pair.
 struct BigramLess {
-  bool operator()(const Bigram& a, const Bigram& b) const {
+  bool operator()(const SpmBigram& a, const SpmBigram& b) const {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   }
 };
@@ -237,7 +228,7 @@ void SpmTokenizer::encode_fragment(std::string_view fragment, bool space_prefix,
   }
   if (s.empty()) return;
 
-  std::vector<Symbol> syms;
+  std::vector<SpmSymbol> syms;
   syms.reserve(s.size());
   for (size_t off = 0; off < s.size();) {
     const size_t len =
@@ -248,7 +239,7 @@ void SpmTokenizer::encode_fragment(std::string_view fragment, bool space_prefix,
     off += len;
   }
 
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramLess> queue;
+  std::priority_queue<SpmBigram, std::vector<SpmBigram>, BigramLess> queue;
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const uint32_t bytes = syms[left].n + syms[right].n;
@@ -260,10 +251,10 @@ void SpmTokenizer::encode_fragment(std::string_view fragment, bool space_prefix,
   for (int32_t i = 1; i < static_cast<int32_t>(syms.size()); ++i) try_add(i - 1, i);
 
   while (!queue.empty()) {
-    const Bigram b = queue.top();
+    const SpmBigram b = queue.top();
     queue.pop();
-    Symbol& left = syms[b.left];
-    Symbol& right = syms[b.right];
+    SpmSymbol& left = syms[b.left];
+    SpmSymbol& right = syms[b.right];
     // Stale entry: one side has merged since this pair was queued.
     if (left.n == 0 || right.n == 0 || left.n + right.n != b.bytes) continue;
     left.n += right.n;

@@ -23,8 +23,8 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kJsDir = COHORT_JS_DIR;
+using testing::kCohortBinary;
+using testing::kJsDir;
 const std::string kArtifacts = COHORT_ARTIFACTS_DIR;
 const std::string kChromium = "/usr/bin/chromium";
 
@@ -37,12 +37,12 @@ TEST(DashboardBrowser, ShowsThreeNodesTheirLinksAndStreamsAChat) {
 
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
-  testing::LocalWorkers workers = testing::start_workers(kBin, 2, key, dir, "worker");
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+  testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 2, key, dir, "worker");
   ASSERT_EQ(workers.procs.size(), 2u);
   const int http = testing::free_port();
   testing::ChildProcess head(
-      {kBin, "serve", "-m", testing::kSharedData + "/models/stories260K.gguf", "--workers",
+      {kCohortBinary, "serve", "-m", testing::kSharedData + "/models/stories260K.gguf", "--workers",
        workers.list, "--key-file", key, "-t", "1", "--port", std::to_string(http)},
       dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 30000)) << head.log();

@@ -10,6 +10,7 @@
 #include "support/fault_fixture.h"
 #include "support/node_scripts.h"
 #include "support/process.h"
+#include "support/shared_data.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -18,19 +19,19 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kJsDir = COHORT_JS_DIR;
+using testing::kCohortBinary;
+using testing::kJsDir;
 
 TEST(NpmAuthCancel, WrongKeysAre401InEachSdkAndAnAbortedStreamFreesItsSlot) {
   COHORT_SKIP_WITHOUT_NODE();
   ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
   testing::TempDir dir;
-  const testing::FaultFiles files = testing::make_key_and_slow_model(kBin, dir);
+  const testing::FaultFiles files = testing::make_key_and_slow_model(kCohortBinary, dir);
   ASSERT_EQ(files.error, "");
   const std::string api_key = "sk-cohort-test-key";
   const int port = testing::free_port();
-  testing::ChildProcess server({kBin, "serve", "-m", files.model, "-t", "1", "--slots", "1",
-                                "--api-key", api_key, "--port", std::to_string(port)},
+  testing::ChildProcess server({kCohortBinary, "serve", "-m", files.model, "-t", "1", "--slots",
+                                "1", "--api-key", api_key, "--port", std::to_string(port)},
                                dir.file("serve.log"));
   ASSERT_TRUE(testing::wait_for_port(port, 20000)) << server.log();
   const testing::CommandResult r = run_command(

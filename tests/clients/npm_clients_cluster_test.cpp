@@ -24,8 +24,8 @@ namespace {
 using testing::ChildProcess;
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kJsDir = COHORT_JS_DIR;
+using testing::kCohortBinary;
+using testing::kJsDir;
 
 class NpmClientsCluster : public ::testing::Test {
  protected:
@@ -37,16 +37,16 @@ class NpmClientsCluster : public ::testing::Test {
   // Serves `model` on one node and on two (`mode`), then runs the scripts on the cluster.
   void run_on_two_nodes(const std::string& model, const std::string& mode) {
     const std::string key = dir_.file("k");
-    ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
-    testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir_, "w");
+    ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+    testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 1, key, dir_, "w");
     ASSERT_EQ(workers.procs.size(), 1u);
     const int one_port = testing::free_port(), head_port = testing::free_port();
-    ChildProcess one(
-        {kBin, "serve", "-m", model, "-t", "1", "-c", "512", "--port", std::to_string(one_port)},
-        dir_.file("one.log"));
+    ChildProcess one({kCohortBinary, "serve", "-m", model, "-t", "1", "-c", "512", "--port",
+                      std::to_string(one_port)},
+                     dir_.file("one.log"));
     ChildProcess head(
-        {kBin, "serve", "-m", model, "--workers", workers.list, "--parallel", mode, "--key-file",
-         key, "-t", "1", "-c", "512", "--port", std::to_string(head_port)},
+        {kCohortBinary, "serve", "-m", model, "--workers", workers.list, "--parallel", mode,
+         "--key-file", key, "-t", "1", "-c", "512", "--port", std::to_string(head_port)},
         dir_.file("head.log"));
     ASSERT_TRUE(testing::wait_for_port(one_port, 20000)) << one.log();
     ASSERT_TRUE(testing::wait_for_port(head_port, 20000)) << head.log();
@@ -79,7 +79,8 @@ TEST_F(NpmClientsCluster, StoriesTensorParallel) {
 
 TEST_F(NpmClientsCluster, SyntheticQwen3Pipeline) {
   const std::string model = dir_.file("synth-qwen3.gguf");
-  ASSERT_EQ(run_command(kBin + " synth --arch qwen3 --dim 128 --layers 4 --heads 4 --kv-heads 2 " +
+  ASSERT_EQ(run_command(kCohortBinary +
+                        " synth --arch qwen3 --dim 128 --layers 4 --heads 4 --kv-heads 2 " +
                         "--ffn 256 --vocab 1024 --type q8_0 -o " + model + " 2>/dev/null")
                 .exit_code,
             0);

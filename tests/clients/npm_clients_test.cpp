@@ -23,8 +23,8 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kJsDir = COHORT_JS_DIR;
+using testing::kCohortBinary;
+using testing::kJsDir;
 const std::string kModelName = "stories260K.gguf";
 
 class NpmClients : public ::testing::Test {
@@ -34,8 +34,8 @@ class NpmClients : public ::testing::Test {
     dir_ = new testing::TempDir();
     port_ = testing::free_port();
     server_ = new testing::ChildProcess(
-        {kBin, "serve", "-m", testing::kSharedData + "/models/" + kModelName, "-t", "1", "--port",
-         std::to_string(port_)},
+        {kCohortBinary, "serve", "-m", testing::kSharedData + "/models/" + kModelName, "-t", "1",
+         "--port", std::to_string(port_)},
         dir_->file("serve.log"));
     testing::wait_for_port(port_, 20000);
   }

@@ -19,8 +19,8 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kJsDir = COHORT_JS_DIR;
+using testing::kCohortBinary;
+using testing::kJsDir;
 
 TEST(NpmModels, OllamaClientAcrossTwoModels) {
   COHORT_SKIP_WITHOUT_NODE();
@@ -28,10 +28,10 @@ TEST(NpmModels, OllamaClientAcrossTwoModels) {
   ASSERT_EQ(testing::missing_npm_packages(kJsDir), "");
   testing::TempDir dir;
   const std::string models = dir.file("models");
-  ASSERT_TRUE(testing::make_two_models_dir(kBin, models));
+  ASSERT_TRUE(testing::make_two_models_dir(kCohortBinary, models));
   const int port = testing::free_port();
-  testing::ChildProcess server({kBin, "serve", "--models-dir", models, "--max-loaded", "1", "-t",
-                                "1", "-c", "256", "--port", std::to_string(port)},
+  testing::ChildProcess server({kCohortBinary, "serve", "--models-dir", models, "--max-loaded", "1",
+                                "-t", "1", "-c", "256", "--port", std::to_string(port)},
                                dir.file("serve.log"));
   ASSERT_TRUE(testing::wait_for_port(port, 20000)) << server.log();
   const testing::CommandResult r = run_command(testing::node_script_command(

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,6 +23,12 @@
 namespace cohort::comm::testing {
 
 using Group = std::vector<std::unique_ptr<Communicator>>;
+
+// Milliseconds of the steady clock since t.
+inline int64_t ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+      .count();
+}
 
 // Runs fn(rank) for every rank on its own thread; returns each rank's Status.
 inline std::vector<Status> run_ranks(int n, const std::function<Status(int)>& fn) {

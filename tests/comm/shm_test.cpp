@@ -15,13 +15,10 @@ namespace cohort::comm {
 namespace {
 
 using testing::make_shm_group;
+using testing::ms_since;
 using testing::run_ranks;
 using testing::unique_shm_name;
 using Clock = std::chrono::steady_clock;
-
-int64_t ms_since(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
 
 bool shm_name_exists(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDWR, 0);
@@ -119,7 +116,7 @@ TEST(Shm, MessageLeftBeforeLeavingIsStillDelivered) {
   EXPECT_EQ(group[0]->recv(1, &got, sizeof(got), 1000).code(), StatusCode::kUnavailable);
 }
 
-std::vector<float> input(int rank, size_t n) {
+std::vector<float> shm_input(int rank, size_t n) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i)
     v[i] = static_cast<float>((i * 37 + static_cast<size_t>(rank) * 11) % 101) * 0.013f - 0.6f;
@@ -132,11 +129,11 @@ int forked_rank(const std::string& name, int rank, int size) {
   auto c = make_shm_communicator(name, rank, size, 10000);
   if (!c.is_ok()) return 10;
   for (size_t n : {size_t{8192}, size_t{1} << 20}) {
-    std::vector<float> v = input(rank, n);
+    std::vector<float> v = shm_input(rank, n);
     if (!c.value()->all_reduce_sum(v.data(), n, 10000).is_ok()) return 11;
     std::vector<float> want(n, 0.0f);
     for (int r = 0; r < size; ++r) {
-      const std::vector<float> x = input(r, n);
+      const std::vector<float> x = shm_input(r, n);
       for (size_t i = 0; i < n; ++i) want[i] += x[i];
     }
     if (std::memcmp(v.data(), want.data(), n * sizeof(float)) != 0) return 12;

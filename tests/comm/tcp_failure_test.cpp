@@ -17,14 +17,11 @@ namespace cohort::comm {
 namespace {
 
 using testing::make_tcp_group;
+using testing::ms_since;
 using testing::run_ranks;
 using testing::tcp_listen;
 using testing::test_key;
 using Clock = std::chrono::steady_clock;
-
-int64_t ms_since(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
 
 TEST(TcpMesh, RankThatNeverJoinsTimesOut) {
   auto setup = tcp_listen(3);

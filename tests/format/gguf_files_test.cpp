@@ -21,13 +21,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = testing::kSharedData;
+using testing::kSharedData;
 
 std::vector<std::string> gguf_files() {
   std::vector<std::string> out;
   for (const char* dir : {"/models", "/vocab"}) {
     std::error_code ec;
-    for (const fs::directory_entry& e : fs::directory_iterator(kData + dir, ec)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(kSharedData + dir, ec)) {
       if (e.path().extension() == ".gguf") out.push_back(e.path().string());
     }
   }
@@ -90,7 +90,7 @@ TEST(GgufFiles, EveryRealFileOpens) {
 
 TEST(GgufFiles, Stories260K) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  Result<GgufFile> r = GgufFile::open(kData + "/models/stories260K.gguf");
+  Result<GgufFile> r = GgufFile::open(kSharedData + "/models/stories260K.gguf");
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   GgufFile f = std::move(r).value();
   EXPECT_EQ(f.tensors().size(), 48u);
@@ -115,7 +115,7 @@ TEST(GgufFiles, Stories260K) {
 
 TEST(GgufFiles, TinyRandom) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  Result<GgufFile> f = GgufFile::open(kData + "/models/llama-2-tiny-random.gguf");
+  Result<GgufFile> f = GgufFile::open(kSharedData + "/models/llama-2-tiny-random.gguf");
   ASSERT_TRUE(f.is_ok()) << f.status().message();
   EXPECT_EQ(f->tensors().size(), 12u);
   int n_f16 = 0;
@@ -130,7 +130,7 @@ TEST(GgufFiles, TruncatedHeadersFailCleanly) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   for (const char* name : {"stories260K.gguf", "llama-2-tiny-random.gguf"}) {
     SCOPED_TRACE(name);
-    const std::string path = kData + "/models/" + name;
+    const std::string path = kSharedData + "/models/" + name;
     Result<GgufFile> full = GgufFile::open(path);
     ASSERT_TRUE(full.is_ok()) << full.status().message();
     std::vector<uint8_t> all = testing::read_file_bytes(path);
@@ -247,7 +247,7 @@ TEST(GgufFiles, CorruptSyntheticHeader) {
 
 TEST(GgufFiles, CorruptStories260KHeader) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  const std::string path = kData + "/models/stories260K.gguf";
+  const std::string path = kSharedData + "/models/stories260K.gguf";
   Result<GgufFile> f = GgufFile::open(path);
   ASSERT_TRUE(f.is_ok()) << f.status().message();
   corrupt_sweep(testing::read_file_bytes(path), f->data_offset(), 2000, 2);

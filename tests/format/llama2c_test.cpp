@@ -21,10 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = testing::kSharedData;
-const std::string kBin = kData + "/models/stories260K.bin";
-const std::string kTok = kData + "/models/tok512.bin";
-const std::string kGguf = kData + "/models/stories260K.gguf";
+using testing::kSharedData;
+const std::string kBin = kSharedData + "/models/stories260K.bin";
+const std::string kTok = kSharedData + "/models/tok512.bin";
+const std::string kGguf = kSharedData + "/models/stories260K.gguf";
 
 // A file in the test temp dir, removed when the test ends.
 class TempFile {
@@ -63,7 +63,7 @@ std::vector<uint8_t> tokenizer_bytes(const std::vector<std::string>& pieces) {
   return b;
 }
 
-void expect_error(const Result<GgufFile>& r, const std::string& fragment) {
+void expect_llama2c_error(const Result<GgufFile>& r, const std::string& fragment) {
   ASSERT_FALSE(r.is_ok()) << "expected an error containing '" << fragment << "'";
   const std::string& m = r.status().message();
   EXPECT_EQ(m.rfind("llama2c: ", 0), 0u) << m;
@@ -134,8 +134,8 @@ TEST(Llama2c, LooksLikeLlama2c) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   EXPECT_TRUE(looks_like_llama2c(kBin));
   EXPECT_FALSE(looks_like_llama2c(kGguf));
-  EXPECT_FALSE(looks_like_llama2c(kData + "/models/missing.bin"));
-  EXPECT_FALSE(looks_like_llama2c(kData + "/models"));
+  EXPECT_FALSE(looks_like_llama2c(kSharedData + "/models/missing.bin"));
+  EXPECT_FALSE(looks_like_llama2c(kSharedData + "/models"));
   TempFile tiny("tiny", std::vector<uint8_t>(27, 1));
   EXPECT_FALSE(looks_like_llama2c(tiny.path()));
 }
@@ -146,11 +146,11 @@ TEST(Llama2c, BrokenCheckpoints) {
   ASSERT_EQ(bin.size(), 1056540u);
   {
     TempFile cut("ckpt_cut", std::vector<uint8_t>(bin.begin(), bin.end() - 1));
-    expect_error(load_llama2c(cut.path(), kTok), "needs 1056540 bytes: truncated");
+    expect_llama2c_error(load_llama2c(cut.path(), kTok), "needs 1056540 bytes: truncated");
   }
   {
     TempFile cut("ckpt_header", std::vector<uint8_t>(bin.begin(), bin.begin() + 20));
-    expect_error(load_llama2c(cut.path(), kTok), "smaller than the 28-byte header");
+    expect_llama2c_error(load_llama2c(cut.path(), kTok), "smaller than the 28-byte header");
   }
   struct Case {
     int field;
@@ -165,9 +165,9 @@ TEST(Llama2c, BrokenCheckpoints) {
     std::vector<uint8_t> b = bin;
     std::memcpy(b.data() + 4 * c.field, &c.value, 4);
     TempFile bad("ckpt_bad", b);
-    expect_error(load_llama2c(bad.path(), kTok), c.fragment);
+    expect_llama2c_error(load_llama2c(bad.path(), kTok), c.fragment);
   }
-  expect_error(load_llama2c(kData + "/models/missing.bin", kTok), "missing.bin");
+  expect_llama2c_error(load_llama2c(kSharedData + "/models/missing.bin", kTok), "missing.bin");
 }
 
 TEST(Llama2c, BrokenTokenizers) {
@@ -176,31 +176,31 @@ TEST(Llama2c, BrokenTokenizers) {
   ASSERT_EQ(tok.size(), 6227u);
   {
     TempFile cut("tok_cut", std::vector<uint8_t>(tok.begin(), tok.end() - 1));
-    expect_error(load_llama2c(kBin, cut.path()), "token 511 length");
+    expect_llama2c_error(load_llama2c(kBin, cut.path()), "token 511 length");
   }
   {
     // Cut at a record boundary: one token short.
     size_t last = tok.size() - (8 + 3);  // the last piece has 3 bytes
     ASSERT_EQ(load_u32le(tok.data() + last + 4), 3u);
     TempFile cut("tok_short", std::vector<uint8_t>(tok.begin(), tok.begin() + last));
-    expect_error(load_llama2c(kBin, cut.path()), "holds 511 tokens but checkpoint");
+    expect_llama2c_error(load_llama2c(kBin, cut.path()), "holds 511 tokens but checkpoint");
   }
   {
     std::vector<uint8_t> more = tok;
     std::vector<uint8_t> extra = tokenizer_bytes({"x"});
     more.insert(more.end(), extra.begin() + 4, extra.end());
     TempFile longer("tok_long", more);
-    expect_error(load_llama2c(kBin, longer.path()), "holds 513 tokens but checkpoint");
+    expect_llama2c_error(load_llama2c(kBin, longer.path()), "holds 513 tokens but checkpoint");
   }
   {
     std::vector<uint8_t> neg = tok;
     int32_t bad_len = -5;
     std::memcpy(neg.data() + 4 + 4, &bad_len, 4);
     TempFile bad("tok_neg", neg);
-    expect_error(load_llama2c(kBin, bad.path()), "token 0 length -5");
+    expect_llama2c_error(load_llama2c(kBin, bad.path()), "token 0 length -5");
   }
   TempFile empty("tok_empty", {});
-  expect_error(load_llama2c(kBin, empty.path()), "not a llama2.c tokenizer");
+  expect_llama2c_error(load_llama2c(kBin, empty.path()), "not a llama2.c tokenizer");
 }
 
 // A tiny checkpoint whose floats count up from 0 (so each tensor's first element is its file
@@ -274,7 +274,7 @@ TEST(Llama2c, SeparateClassifierAndLayout) {
 
   // The same checkpoint without its classifier is one tensor short of its header.
   TempFile cut("tiny_cut", std::vector<uint8_t>(b.begin(), b.end() - 4 * vocab * dim));
-  expect_error(load_llama2c(cut.path(), tok.path()), "+classifier");
+  expect_llama2c_error(load_llama2c(cut.path(), tok.path()), "+classifier");
 }
 
 }  // namespace

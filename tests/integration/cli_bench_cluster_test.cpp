@@ -22,12 +22,12 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+using testing::kCohortBinary;
+using testing::kStoriesGguf;
 constexpr int64_t kLayers = 5;  // stories260K
 constexpr int64_t kDelayUs = 1000;
 
-std::vector<nlohmann::json> json_lines(const std::string& out) {
+std::vector<nlohmann::json> cluster_json_lines(const std::string& out) {
   std::vector<nlohmann::json> v;
   std::istringstream in(out);
   std::string line;
@@ -37,17 +37,17 @@ std::vector<nlohmann::json> json_lines(const std::string& out) {
   return v;
 }
 
-size_t count(const std::string& s, const std::string& what) {
+size_t count_of(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
   return n;
 }
 
 TEST(CliBenchCluster, ShortGridOnTwoNodes) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
   testing::TempDir dir;
   const std::string svg_path = dir.file("plot.svg");
-  auto r = run_command(kBin + " bench cluster -m " + kModel +
+  auto r = run_command(kCohortBinary + " bench cluster -m " + kStoriesGguf +
                        " --nodes 2 -t 1 --modes tensor,pipeline,hybrid --transports tcp"
                        " --latencies 0," +
                        std::to_string(kDelayUs) + " -p 8 -n 6 -r 1 --json --svg " + svg_path +
@@ -55,7 +55,7 @@ TEST(CliBenchCluster, ShortGridOnTwoNodes) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::map<std::string, std::map<int64_t, nlohmann::json>> by_mode;  // mode -> latency -> line
   int skipped = 0, projections = 0;
-  for (const nlohmann::json& j : json_lines(r.out)) {
+  for (const nlohmann::json& j : cluster_json_lines(r.out)) {
     ASSERT_TRUE(j.is_object()) << r.out;
     const std::string kind = j.value("kind", "");
     if (kind == "projection") {
@@ -108,20 +108,22 @@ TEST(CliBenchCluster, ShortGridOnTwoNodes) {
   EXPECT_EQ(s.rfind("<?xml", 0), 0u) << s;
   EXPECT_NE(s.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(s.find("</svg>"), std::string::npos);
-  EXPECT_EQ(count(s, "<polyline"), 2u);
+  EXPECT_EQ(count_of(s, "<polyline"), 2u);
   EXPECT_NE(s.find(">tensor/tcp</text>"), std::string::npos);
   EXPECT_NE(s.find(">pipeline/tcp</text>"), std::string::npos);
-  EXPECT_EQ(count(s, "<text"), count(s, "</text>"));
+  EXPECT_EQ(count_of(s, "<text"), count_of(s, "</text>"));
 }
 
 TEST(CliBenchCluster, BadArgumentsExitTwo) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
-  auto r = run_command(kBin + " bench cluster -m " + kModel + " --modes sideways 2>&1");
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  auto r =
+      run_command(kCohortBinary + " bench cluster -m " + kStoriesGguf + " --modes sideways 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unknown mode 'sideways'"), std::string::npos) << r.out;
-  r = run_command(kBin + " bench cluster -m " + kModel + " --nodes 1 2>&1");
+  r = run_command(kCohortBinary + " bench cluster -m " + kStoriesGguf + " --nodes 1 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  r = run_command(kBin + " bench cluster -m " + kModel + " --transports carrier-pigeon 2>&1");
+  r = run_command(kCohortBinary + " bench cluster -m " + kStoriesGguf +
+                  " --transports carrier-pigeon 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unknown transport"), std::string::npos) << r.out;
 }

@@ -18,8 +18,8 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+using testing::kCohortBinary;
+using testing::kStoriesGguf;
 
 std::vector<nlohmann::json> json_lines(const std::string& out) {
   std::vector<nlohmann::json> v;
@@ -33,8 +33,9 @@ std::vector<nlohmann::json> json_lines(const std::string& out) {
 }
 
 TEST(CliBench, JsonLinesHavePositiveNumbers) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
-  auto r = run_command(kBin + " bench -m " + kModel + " -t 2 -p 9 -b 4 -n 5 -r 2 --json");
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  auto r =
+      run_command(kCohortBinary + " bench -m " + kStoriesGguf + " -t 2 -p 9 -b 4 -n 5 -r 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<nlohmann::json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
@@ -64,8 +65,8 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
   EXPECT_EQ(tg["rep_read_after"].size(), 2u) << tg.dump();
   EXPECT_FALSE(lines[0].contains("bw_frac_bracketed")) << lines[0].dump();
 
-  auto plain =
-      run_command(kBin + " bench -m " + kModel + " -t 1 -p 0 -n 3 -r 1 --json --no-bracket");
+  auto plain = run_command(kCohortBinary + " bench -m " + kStoriesGguf +
+                           " -t 1 -p 0 -n 3 -r 1 --json --no-bracket");
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   const std::vector<nlohmann::json> plain_lines = json_lines(plain.out);
   ASSERT_EQ(plain_lines.size(), 1u) << plain.out;
@@ -77,13 +78,14 @@ TEST(CliBench, JsonLinesHavePositiveNumbers) {
 TEST(CliBench, MixtureOfExpertsPrintsExpertUsage) {
   testing::TempDir dir;
   const std::string model = dir.file("moe.gguf");
-  ASSERT_EQ(run_command(kBin +
+  ASSERT_EQ(run_command(kCohortBinary +
                         " synth --arch qwen3moe --dim 64 --layers 2 --heads 4 --kv-heads 2 "
                         "--experts 8 --experts-used 2 --expert-ffn 64 --vocab 320 -o " +
                         model + " 2>/dev/null")
                 .exit_code,
             0);
-  auto r = run_command(kBin + " bench -m " + model + " -t 1 -p 6 -n 4 -r 1 --json 2>/dev/null");
+  auto r =
+      run_command(kCohortBinary + " bench -m " + model + " -t 1 -p 6 -n 4 -r 1 --json 2>/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<nlohmann::json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;  // pp6, tg4, then layers 0 and 1
@@ -101,15 +103,17 @@ TEST(CliBench, MixtureOfExpertsPrintsExpertUsage) {
     for (const auto& v : j["tokens"]) sum += v.get<uint64_t>();
     EXPECT_EQ(sum, want) << j.dump();
   }
-  auto table = run_command(kBin + " bench -m " + model + " -t 1 -p 0 -n 2 -r 1 2>/dev/null");
+  auto table =
+      run_command(kCohortBinary + " bench -m " + model + " -t 1 -p 0 -n 2 -r 1 2>/dev/null");
   ASSERT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("expert usage"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("layer   1: min"), std::string::npos) << table.out;
 }
 
 TEST(CliBench, TableAndSkippedTests) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
-  auto r = run_command(kBin + " bench -m " + kModel + " -t 1 -p 0 -n 3 -r 1 2>/dev/null");
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  auto r =
+      run_command(kCohortBinary + " bench -m " + kStoriesGguf + " -t 1 -p 0 -n 3 -r 1 2>/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("| model"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tg3"), std::string::npos) << r.out;
@@ -117,8 +121,9 @@ TEST(CliBench, TableAndSkippedTests) {
 }
 
 TEST(CliBench, NoGemmAndPromptOnly) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
-  auto r = run_command(kBin + " bench -m " + kModel + " -t 2 -p 4 -n 0 -r 1 --no-gemm --json");
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  auto r = run_command(kCohortBinary + " bench -m " + kStoriesGguf +
+                       " -t 2 -p 4 -n 0 -r 1 --no-gemm --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<nlohmann::json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 1u) << r.out;
@@ -129,8 +134,9 @@ TEST(CliBench, NoGemmAndPromptOnly) {
 // --isa runs another table this CPU has (ref always), and its lines say so; an unknown name
 // is an argument error that lists the tables there are.
 TEST(CliBench, IsaChoosesTheKernels) {
-  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no " << kModel;
-  auto r = run_command(kBin + " bench -m " + kModel + " -t 1 -p 4 -n 2 -r 1 --isa ref --json");
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  auto r = run_command(kCohortBinary + " bench -m " + kStoriesGguf +
+                       " -t 1 -p 4 -n 2 -r 1 --isa ref --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<nlohmann::json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
@@ -138,14 +144,14 @@ TEST(CliBench, IsaChoosesTheKernels) {
     EXPECT_EQ(line.value("isa", ""), "ref") << r.out;
     EXPECT_GT(line.value("tok_s", 0.0), 0.0) << r.out;
   }
-  auto bad = run_command(kBin + " bench -m " + kModel + " -n 2 --isa sse9 2>&1");
+  auto bad = run_command(kCohortBinary + " bench -m " + kStoriesGguf + " -n 2 --isa sse9 2>&1");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("no sse9 kernels"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("ref"), std::string::npos) << bad.out;
 }
 
 TEST(CliBench, RooflineAlone) {
-  auto r = run_command(kBin + " bench --roofline -t 2 --json");
+  auto r = run_command(kCohortBinary + " bench --roofline -t 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<nlohmann::json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 1u) << r.out;
@@ -165,14 +171,14 @@ TEST(CliBench, RooflineAlone) {
     EXPECT_LE(slowest, median) << r.out;
     EXPECT_LE(median, best) << r.out;
   }
-  auto text = run_command(kBin + " bench --roofline -t 1");
+  auto text = run_command(kCohortBinary + " bench --roofline -t 1");
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("GB/s"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("GFLOP/s"), std::string::npos) << text.out;
 }
 
 TEST(CliBench, ArgumentErrorsExit2WithAMessage) {
-  const std::string model = " -m " + kModel;
+  const std::string model = " -m " + kStoriesGguf;
   const std::string bad[] = {"",  // neither a model nor --roofline
                              model + " -p 0 -n 0",
                              model + " -r 0",
@@ -181,7 +187,7 @@ TEST(CliBench, ArgumentErrorsExit2WithAMessage) {
                              model + " -t -3",
                              model + " --no-such-flag"};
   for (const std::string& args : bad) {
-    auto r = run_command(kBin + " bench" + args + " 2>&1");
+    auto r = run_command(kCohortBinary + " bench" + args + " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
     EXPECT_FALSE(r.out.empty()) << args;
     EXPECT_EQ(r.out.find("| model"), std::string::npos) << args << ": " << r.out;

@@ -15,10 +15,12 @@ namespace {
 using testing::run_command;
 using testing::shell_quote;
 
-const std::string kData = testing::kSharedData;
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
+using testing::kSharedData;
 
-bool have_data() { return std::filesystem::exists(kData + "/reference/stories260K-greedy.txt"); }
+bool have_data() {
+  return std::filesystem::exists(kSharedData + "/reference/stories260K-greedy.txt");
+}
 
 std::string temp_path(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("cohort-it-" + std::to_string(::getpid()));
@@ -27,10 +29,10 @@ std::string temp_path(const std::string& name) {
 }
 
 TEST(CliRun, StoriesPrintExactlyTheReferenceText) {
-  if (!have_data()) GTEST_SKIP() << "shared data not found at " << kData;
-  auto cases = testing::load_reference_cases(kData + "/reference/stories260K-greedy.txt");
+  if (!have_data()) GTEST_SKIP() << "shared data not found at " << kSharedData;
+  auto cases = testing::load_reference_cases(kSharedData + "/reference/stories260K-greedy.txt");
   ASSERT_GE(cases.size(), 2u);
-  const std::string models = kData + "/models/";
+  const std::string models = kSharedData + "/models/";
   const std::string sources[] = {
       "-m " + models + "stories260K.gguf",
       "-m " + models + "stories260K.bin --tokenizer " + models + "tok512.bin"};
@@ -38,7 +40,7 @@ TEST(CliRun, StoriesPrintExactlyTheReferenceText) {
     const int64_t n = c.steps + 1 - static_cast<int64_t>(c.prompt_ids.size());
     for (const auto& src : sources) {
       SCOPED_TRACE(c.name + " " + src);
-      auto r = run_command(kBin + " run " + src + " -p " + shell_quote(c.prompt) + " -n " +
+      auto r = run_command(kCohortBinary + " run " + src + " -p " + shell_quote(c.prompt) + " -n " +
                            std::to_string(n) + " --temp 0 2>/dev/null");
       EXPECT_EQ(r.exit_code, 0);
       EXPECT_EQ(r.out, c.output);
@@ -47,13 +49,13 @@ TEST(CliRun, StoriesPrintExactlyTheReferenceText) {
 }
 
 TEST(CliRun, InspectWorksOnEveryGgufInSharedData) {
-  if (!have_data()) GTEST_SKIP() << "shared data not found at " << kData;
+  if (!have_data()) GTEST_SKIP() << "shared data not found at " << kSharedData;
   int n = 0;
-  for (const auto& dir : {kData + "/models", kData + "/vocab"}) {
+  for (const auto& dir : {kSharedData + "/models", kSharedData + "/vocab"}) {
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       if (e.path().extension() != ".gguf") continue;
       SCOPED_TRACE(e.path().string());
-      auto r = run_command(kBin + " inspect " + e.path().string() + " 2>&1");
+      auto r = run_command(kCohortBinary + " inspect " + e.path().string() + " 2>&1");
       EXPECT_EQ(r.exit_code, 0) << r.out;
       EXPECT_NE(r.out.find("architecture:"), std::string::npos);
       EXPECT_NE(r.out.find("totals:"), std::string::npos);
@@ -62,24 +64,27 @@ TEST(CliRun, InspectWorksOnEveryGgufInSharedData) {
     }
   }
   EXPECT_GE(n, 7);
-  auto r = run_command(kBin + " inspect " + kData + "/models/stories260K.gguf");
+  auto r = run_command(kCohortBinary + " inspect " + kSharedData + "/models/stories260K.gguf");
   EXPECT_NE(r.out.find("blk.4.ffn_down.weight"), std::string::npos);
   EXPECT_NE(r.out.find("48 tensors"), std::string::npos);
 }
 
 TEST(CliRun, SynthInspectRunRoundTrip) {
   const std::string path = temp_path("tiny-q4_0.gguf");
-  auto s = run_command(kBin + " synth --arch qwen3 --dim 128 --layers 2 --heads 4 --kv-heads 2 " +
+  auto s = run_command(kCohortBinary +
+                       " synth --arch qwen3 --dim 128 --layers 2 --heads 4 --kv-heads 2 " +
                        "--ffn 256 --vocab 600 --type q4_0 -o " + path + " 2>&1");
   ASSERT_EQ(s.exit_code, 0) << s.out;
-  auto i = run_command(kBin + " inspect " + path);
+  auto i = run_command(kCohortBinary + " inspect " + path);
   EXPECT_EQ(i.exit_code, 0);
   EXPECT_NE(i.out.find("qwen3"), std::string::npos);
   EXPECT_NE(i.out.find("q4_0"), std::string::npos);
-  auto r = run_command(kBin + " run -m " + path + " -p 'the cat' -n 12 --seed 7 2>/dev/null");
+  auto r =
+      run_command(kCohortBinary + " run -m " + path + " -p 'the cat' -n 12 --seed 7 2>/dev/null");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("the cat", 0), 0u) << r.out;
-  auto again = run_command(kBin + " run -m " + path + " -p 'the cat' -n 12 --seed 7 2>/dev/null");
+  auto again =
+      run_command(kCohortBinary + " run -m " + path + " -p 'the cat' -n 12 --seed 7 2>/dev/null");
   EXPECT_EQ(again.out, r.out) << "same seed must give the same text";
   std::filesystem::remove(path);
 }
@@ -91,9 +96,10 @@ TEST(CliRun, BadInputGivesOneLineErrorAndNonZeroExit) {
     std::fputs("GGUF\x03\x00\x00\x00garbage", f);
     std::fclose(f);
   }
-  for (const std::string& cmd : {kBin + " run -m " + junk + " -p hi", kBin + " inspect " + junk,
-                                 kBin + " run -m /nonexistent/model.gguf -p hi",
-                                 kBin + " synth --dim 10 --heads 3 -o " + temp_path("x.gguf")}) {
+  for (const std::string& cmd :
+       {kCohortBinary + " run -m " + junk + " -p hi", kCohortBinary + " inspect " + junk,
+        kCohortBinary + " run -m /nonexistent/model.gguf -p hi",
+        kCohortBinary + " synth --dim 10 --heads 3 -o " + temp_path("x.gguf")}) {
     SCOPED_TRACE(cmd);
     auto r = run_command(cmd + " 2>&1");
     EXPECT_NE(r.exit_code, 0);

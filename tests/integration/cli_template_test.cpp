@@ -19,7 +19,7 @@ namespace {
 using testing::run_command;
 using testing::shell_quote;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 constexpr const char* kNow = "2025-01-15T10:30:00";
 
 std::string write(const testing::TempDir& dir, const std::string& name, const std::string& text) {
@@ -49,8 +49,8 @@ TEST(CliTemplate, PrintsExactlyWhatPythonJinja2Renders) {
     const std::string tmpl = templates_dir() + name;
     auto want = testing::render_reference(tmpl, ctx, kNow, dir.file("err.txt"));
     ASSERT_TRUE(want.ok) << want.out;
-    auto got = run_command(kBin + " template --template " + shell_quote(tmpl) + " --context " +
-                           shell_quote(ctx) + " --now " + kNow + " 2>/dev/null");
+    auto got = run_command(kCohortBinary + " template --template " + shell_quote(tmpl) +
+                           " --context " + shell_quote(ctx) + " --now " + kNow + " 2>/dev/null");
     EXPECT_EQ(got.exit_code, 0);
     EXPECT_EQ(got.out, want.out);
   }
@@ -64,7 +64,7 @@ TEST(CliTemplate, RaisingTemplateExitsNonZeroWithItsMessage) {
       "{% endif %}ok");
   const std::string ctx =
       write(dir, "ctx.json", R"({"messages": [{"role": "system", "content": "x"}]})");
-  auto r = run_command(kBin + " template --template " + shell_quote(tmpl) + " --context " +
+  auto r = run_command(kCohortBinary + " template --template " + shell_quote(tmpl) + " --context " +
                        shell_quote(ctx) + " 2>&1 >/dev/null");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.out, "error: System role not supported\n");
@@ -80,7 +80,7 @@ TEST(CliTemplate, BadInputIsAOneLineError) {
         "--template /nonexistent.jinja --context " + ctx, "--context " + ctx,
         "--template " + tmpl + " --context " + ctx + " --now yesterday"}) {
     SCOPED_TRACE(args);
-    auto r = run_command(kBin + " template " + args + " 2>&1 >/dev/null");
+    auto r = run_command(kCohortBinary + " template " + args + " 2>&1 >/dev/null");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_EQ(r.out.rfind("error: ", 0), 0u) << r.out;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
@@ -96,13 +96,13 @@ TEST(CliTemplate, ModelTemplateAndTokenTexts) {
   // token (id 1) is "<s>".
   const std::string ctx =
       write(dir, "ctx.json", R"({"messages": [{"role": "user", "content": "Hi"}]})");
-  auto r = run_command(kBin + " template -m " + shell_quote(model) + " --context " +
+  auto r = run_command(kCohortBinary + " template -m " + shell_quote(model) + " --context " +
                        shell_quote(ctx) + " 2>&1");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "<s><|user|>\nHi<|end|>\n<|assistant|>\n");
   const std::string ctx_bos = write(
       dir, "ctx2.json", R"({"bos_token": "[B]", "messages": [{"role": "user", "content": "Hi"}]})");
-  r = run_command(kBin + " template -m " + shell_quote(model) + " --context " +
+  r = run_command(kCohortBinary + " template -m " + shell_quote(model) + " --context " +
                   shell_quote(ctx_bos) + " 2>&1");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "[B]<|user|>\nHi<|end|>\n<|assistant|>\n");
@@ -116,7 +116,7 @@ TEST(CliTemplate, ModelWithoutTemplateUsesTheFallback) {
   const std::string ctx = write(dir, "ctx.json", R"({"messages": [
       {"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
       "add_generation_prompt": true})");
-  auto r = run_command(kBin + " template -m " + shell_quote(model) + " --context " +
+  auto r = run_command(kCohortBinary + " template -m " + shell_quote(model) + " --context " +
                        shell_quote(ctx) + " 2>&1");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "<|system|>\nS\n<|user|>\nU\n<|assistant|>\n");

@@ -21,9 +21,9 @@ using testing::run_command;
 using testing::shell_quote;
 
 const std::string kVocabDir = testing::kSharedData + "/vocab/";
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
-std::string temp_path(const std::string& name) {
+std::string tokenize_temp_path(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("cohort-it-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
@@ -43,7 +43,7 @@ void check_vocab(const std::string& vocab, bool as_argument) {
   testing::VocabVectors v;
   std::string error;
   ASSERT_TRUE(testing::load_vocab_vectors(gguf, &v, &error)) << error;
-  const std::string input = temp_path("input.txt");
+  const std::string input = tokenize_temp_path("input.txt");
   int passed = 0;
   for (size_t i = 0; i < v.texts.size(); ++i) {
     SCOPED_TRACE(vocab + " case " + std::to_string(i));
@@ -52,13 +52,13 @@ void check_vocab(const std::string& vocab, bool as_argument) {
       f << v.texts[i];
     }
     const std::string want = ids_line(v.ids[i]);
-    auto r = run_command(kBin + " tokenize -m " + shell_quote(gguf) + " --no-bos --stdin < " +
-                         shell_quote(input) + " 2>&1");
+    auto r = run_command(kCohortBinary + " tokenize -m " + shell_quote(gguf) +
+                         " --no-bos --stdin < " + shell_quote(input) + " 2>&1");
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out, want);
     bool ok = r.exit_code == 0 && r.out == want;
     if (as_argument) {
-      auto a = run_command(kBin + " tokenize -m " + shell_quote(gguf) + " --no-bos -- " +
+      auto a = run_command(kCohortBinary + " tokenize -m " + shell_quote(gguf) + " --no-bos -- " +
                            shell_quote(v.texts[i]) + " 2>&1");
       EXPECT_EQ(a.exit_code, 0) << a.out;
       EXPECT_EQ(a.out, want);
@@ -80,7 +80,7 @@ TEST(CliTokenize, LlamaSpmVectorsStdin) { check_vocab("ggml-vocab-llama-spm.gguf
 TEST(CliTokenize, BosAndSpecialFlags) {
   const std::string gguf = kVocabDir + "ggml-vocab-deepseek-coder.gguf";
   if (!std::filesystem::exists(gguf)) GTEST_SKIP() << "no test data: " << gguf;
-  const std::string m = kBin + " tokenize -m " + shell_quote(gguf) + " ";
+  const std::string m = kCohortBinary + " tokenize -m " + shell_quote(gguf) + " ";
   // The vocabulary asks for BOS (32013); --no-bos drops it.
   auto r = run_command(m + "Hello 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -111,15 +111,15 @@ TEST(CliTokenize, ErrorsAreOneLine) {
     EXPECT_EQ(r.out.rfind("error: ", 0), 0u) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   };
-  expect_error(kBin + " tokenize -m /nonexistent.gguf hello");
-  expect_error(kBin + " tokenize -m " + shell_quote(gguf) + " --stdin hello < /dev/null");
-  expect_error(kBin + " tokenize -m " + shell_quote(gguf));
-  const std::string not_gguf = temp_path("not.gguf");
+  expect_error(kCohortBinary + " tokenize -m /nonexistent.gguf hello");
+  expect_error(kCohortBinary + " tokenize -m " + shell_quote(gguf) + " --stdin hello < /dev/null");
+  expect_error(kCohortBinary + " tokenize -m " + shell_quote(gguf));
+  const std::string not_gguf = tokenize_temp_path("not.gguf");
   {
     std::ofstream f(not_gguf, std::ios::binary);
     f << "this is not a gguf file";
   }
-  expect_error(kBin + " tokenize -m " + shell_quote(not_gguf) + " hello");
+  expect_error(kCohortBinary + " tokenize -m " + shell_quote(not_gguf) + " hello");
   std::remove(not_gguf.c_str());
 }
 

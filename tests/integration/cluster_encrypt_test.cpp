@@ -20,18 +20,19 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 class EncryptedCluster : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
     key_ = dir_->file("cluster.key");
-    ASSERT_EQ(run_command(kBin + " key new > " + key_).exit_code, 0);
+    ASSERT_EQ(run_command(kCohortBinary + " key new > " + key_).exit_code, 0);
     sealed_ = new testing::LocalWorkers(testing::start_workers(
-        kBin, 2, key_, *dir_, "sealed",
+        kCohortBinary, 2, key_, *dir_, "sealed",
         [](const std::string&) { return std::vector<std::string>{"--encrypt"}; }));
-    plain_ = new testing::LocalWorkers(testing::start_workers(kBin, 1, key_, *dir_, "plain"));
+    plain_ =
+        new testing::LocalWorkers(testing::start_workers(kCohortBinary, 1, key_, *dir_, "plain"));
   }
   static void TearDownTestSuite() {
     delete sealed_;
@@ -42,7 +43,7 @@ class EncryptedCluster : public ::testing::Test {
   // stdout of `cohort run` (stderr in *log).
   static testing::CommandResult run(const std::string& extra, int n, std::string* log) {
     const std::string err = dir_->file("head.log");
-    auto r = run_command(kBin + " run -m " + model() + " -p 'Once upon a time' -n " +
+    auto r = run_command(kCohortBinary + " run -m " + model() + " -p 'Once upon a time' -n " +
                          std::to_string(n) + " --temp 0 -t 1 " + extra + " 2>" + err);
     std::ifstream in(err);
     std::stringstream ss;

@@ -14,6 +14,7 @@
 #include "support/http_client.h"
 #include "support/local_cluster.h"
 #include "support/process.h"
+#include "support/shared_data.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
@@ -21,21 +22,21 @@ namespace {
 
 using testing::ChildProcess;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 class ClusterFaults : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ClusterFaults, WorkerKilledMidRequestThenPlacedAgain) {
   const std::string mode = GetParam();
   testing::TempDir dir;
-  const testing::FaultFiles files = testing::make_key_and_slow_model(kBin, dir);
+  const testing::FaultFiles files = testing::make_key_and_slow_model(kCohortBinary, dir);
   ASSERT_EQ(files.error, "");
   const std::string &key = files.key, &model = files.model;
-  testing::LocalWorkers workers = testing::start_workers(kBin, 2, key, dir, "f");
+  testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 2, key, dir, "f");
   ASSERT_EQ(workers.procs.size(), 2u);
   const std::string& list = workers.list;
   const int http = testing::free_port();
-  ChildProcess head({kBin, "serve", "-m", model, "--workers", list, "--parallel", mode,
+  ChildProcess head({kCohortBinary, "serve", "-m", model, "--workers", list, "--parallel", mode,
                      "--key-file", key, "-t", "1", "-c", "2048", "--port", std::to_string(http)},
                     dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();

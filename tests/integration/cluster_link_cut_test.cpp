@@ -20,6 +20,7 @@
 #include "support/http_client.h"
 #include "support/netns.h"
 #include "support/process.h"
+#include "support/shared_data.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
@@ -29,7 +30,7 @@ using testing::ChildProcess;
 using testing::NetnsLab;
 using testing::ScopedNetns;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 constexpr int kWorkerPort = 7700;  // every worker has a namespace, so one port fits all
 constexpr uint16_t kHttpPort = 8080;
 
@@ -45,7 +46,7 @@ TEST_P(ClusterLinkCut, StreamEndsWithAnErrorThenANewRequestSucceeds) {
   }
   const std::string mode = GetParam();
   testing::TempDir dir;
-  const testing::FaultFiles files = testing::make_key_and_slow_model(kBin, dir);
+  const testing::FaultFiles files = testing::make_key_and_slow_model(kCohortBinary, dir);
   ASSERT_EQ(files.error, "");
   // Declared before the processes, so it is removed after they are killed.
   NetnsLab lab(2);
@@ -56,9 +57,9 @@ TEST_P(ClusterLinkCut, StreamEndsWithAnErrorThenANewRequestSucceeds) {
   for (int i = 0; i < 2; ++i) {
     const std::string name = "n" + std::to_string(i);
     workers.push_back(std::make_unique<ChildProcess>(
-        NetnsLab::exec_in(lab.worker(i),
-                          {kBin, "worker", "--listen", "0.0.0.0:" + std::to_string(kWorkerPort),
-                           "--key-file", files.key, "--name", name, "-t", "1", "--no-announce"}),
+        NetnsLab::exec_in(lab.worker(i), {kCohortBinary, "worker", "--listen",
+                                          "0.0.0.0:" + std::to_string(kWorkerPort), "--key-file",
+                                          files.key, "--name", name, "-t", "1", "--no-announce"}),
         dir.file(name + ".log")));
     ScopedNetns in_worker(lab.worker(i));
     ASSERT_TRUE(in_worker.ok());
@@ -67,9 +68,9 @@ TEST_P(ClusterLinkCut, StreamEndsWithAnErrorThenANewRequestSucceeds) {
   }
   ChildProcess head(
       NetnsLab::exec_in(lab.head(),
-                        {kBin, "serve", "-m", files.model, "--workers", list, "--parallel", mode,
-                         "--bind", NetnsLab::head_ip(), "--key-file", files.key, "-t", "1", "-c",
-                         "2048", "--port", std::to_string(kHttpPort)}),
+                        {kCohortBinary, "serve", "-m", files.model, "--workers", list, "--parallel",
+                         mode, "--bind", NetnsLab::head_ip(), "--key-file", files.key, "-t", "1",
+                         "-c", "2048", "--port", std::to_string(kHttpPort)}),
       dir.file("head.log"));
   // The HTTP clients talk to the head on its namespace's loopback.
   ScopedNetns in_head(lab.head());

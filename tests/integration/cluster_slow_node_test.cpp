@@ -22,10 +22,10 @@
 namespace cohort {
 namespace {
 
-const std::string kBin = COHORT_BINARY;
-const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+using testing::kCohortBinary;
+using testing::kStoriesGguf;
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
+double slow_seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
@@ -36,8 +36,8 @@ TEST_P(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   const std::string mode = GetParam();
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(testing::run_command(kBin + " key new > " + key).exit_code, 0);
-  testing::LocalWorkers workers = testing::start_workers(kBin, 2, key, dir, "s",
+  ASSERT_EQ(testing::run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+  testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 2, key, dir, "s",
                                                          [](const std::string& name) {
                                                            return name == "s1" ? std::vector<std::string>{"--inject-delay-ms", "40"}
                             : std::vector<std::string>{};
@@ -45,8 +45,8 @@ TEST_P(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   ASSERT_EQ(workers.procs.size(), 2u);
   const int http = testing::free_port();
   testing::ChildProcess head(
-      {kBin, "serve", "-m", kModel, "--workers", workers.list, "--parallel", mode, "--key-file",
-       key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
+      {kCohortBinary, "serve", "-m", kStoriesGguf, "--workers", workers.list, "--parallel", mode,
+       "--key-file", key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
       dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
   const auto port = static_cast<uint16_t>(http);
@@ -63,7 +63,7 @@ TEST_P(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   const auto t0 = std::chrono::steady_clock::now();
   int requests = 1;
   bool moved = false;
-  while (!moved && seconds_since(t0) < 15.0) {
+  while (!moved && slow_seconds_since(t0) < 15.0) {
     const testing::HttpReply r = testing::http_request(port, "POST", "/v1/completions", body);
     ++requests;
     ASSERT_EQ(r.status, 200) << r.body << head.log();
@@ -73,7 +73,7 @@ TEST_P(ClusterSlowNode, ASlowWorkerIsNoticedAndPlacedAround) {
   std::printf(
       "[ slow ] %s: the slow node was placed around %.2f s and %d requests after the "
       "first\n",
-      mode.c_str(), seconds_since(t0), requests);
+      mode.c_str(), slow_seconds_since(t0), requests);
   ASSERT_TRUE(moved) << status() << head.log();
   const std::string placed = status();
   EXPECT_NE(placed.find("s0"), std::string::npos) << placed;

@@ -26,8 +26,8 @@ namespace {
 
 using testing::ChildProcess;
 
-const std::string kBin = COHORT_BINARY;
-const std::string kModel = testing::kSharedData + "/models/stories260K.gguf";
+using testing::kCohortBinary;
+using testing::kStoriesGguf;
 constexpr int kClients = 32;
 // Under AddressSanitizer freed memory waits in a quarantine (up to 256 MiB) before reuse, so
 // resident memory grows for a long while by design: the numbers are printed, not checked.
@@ -75,12 +75,12 @@ void soak(double total_s, double warmup_s) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(testing::run_command(kBin + " key new > " + key).exit_code, 0);
-  testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir, "s");
+  ASSERT_EQ(testing::run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+  testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 1, key, dir, "s");
   ASSERT_EQ(workers.procs.size(), 1u);
   const int http = testing::free_port();
-  ChildProcess head({kBin, "serve", "-m", kModel, "--workers", workers.list, "--key-file", key,
-                     "-t", "1", "--port", std::to_string(http)},
+  ChildProcess head({kCohortBinary, "serve", "-m", kStoriesGguf, "--workers", workers.list,
+                     "--key-file", key, "-t", "1", "--port", std::to_string(http)},
                     dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
 

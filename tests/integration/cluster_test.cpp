@@ -26,7 +26,7 @@ namespace {
 using testing::ChildProcess;
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 class Cluster : public ::testing::Test {
  protected:
@@ -34,8 +34,8 @@ class Cluster : public ::testing::Test {
     dir_ = new testing::TempDir();
     key_ = dir_->file("cluster.key");
     other_key_ = dir_->file("other.key");
-    ASSERT_EQ(run_command(kBin + " key new > " + key_).exit_code, 0);
-    ASSERT_EQ(run_command(kBin + " key new > " + other_key_).exit_code, 0);
+    ASSERT_EQ(run_command(kCohortBinary + " key new > " + key_).exit_code, 0);
+    ASSERT_EQ(run_command(kCohortBinary + " key new > " + other_key_).exit_code, 0);
     for (int i = 0; i < 3; ++i) start_worker(key_);
   }
   static void TearDownTestSuite() {
@@ -47,8 +47,9 @@ class Cluster : public ::testing::Test {
     const int port = testing::free_port();
     const std::string name = "w" + std::to_string(workers_.size() + 1);
     auto w = std::make_unique<ChildProcess>(
-        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--key-file", key, "--name", name, "-t", "1", "--no-announce"},
+        std::vector<std::string>{kCohortBinary, "worker", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--key-file", key, "--name",
+                                 name, "-t", "1", "--no-announce"},
         dir_->file(name + ".log"));
     ASSERT_TRUE(testing::wait_for_port(port, 5000)) << w->log();
     ports_.push_back(port);
@@ -66,7 +67,7 @@ class Cluster : public ::testing::Test {
   static testing::CommandResult run(const std::string& model, const std::string& extra, int n,
                                     std::string* log = nullptr) {
     const std::string err = dir_->file("head.log");
-    auto r = run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n " +
+    auto r = run_command(kCohortBinary + " run -m " + model + " -p 'Once upon a time' -n " +
                          std::to_string(n) + " --temp 0 -t 1 " + extra + " 2>" + err);
     std::ifstream in(err);
     std::stringstream ss;
@@ -136,7 +137,7 @@ TEST_F(Cluster, SyntheticQuantizedModels) {
     const std::string model = dir_->file(std::string("synth-") + type + ".gguf");
     ASSERT_EQ(
         run_command(
-            kBin +
+            kCohortBinary +
             " synth --dim 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512 --vocab 512 --type " +
             type + " -o " + model + " 2>/dev/null")
             .exit_code,
@@ -156,7 +157,7 @@ TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
   for (const auto& [arch, type] : {std::pair<std::string, std::string>{"qwen3moe", "q8_0"},
                                    std::pair<std::string, std::string>{"llama", "q4_0"}}) {
     const std::string model = dir_->file("moe-" + arch + "-" + type + ".gguf");
-    ASSERT_EQ(run_command(kBin + " synth --arch " + arch +
+    ASSERT_EQ(run_command(kCohortBinary + " synth --arch " + arch +
                           " --dim 128 --layers 3 --heads 8 --kv-heads 4 --ffn 256 --experts 8 "
                           "--experts-used 2 --expert-ffn 128 --vocab 400 --seed 2 --type " +
                           type + " -o " + model + " 2>/dev/null")
@@ -172,7 +173,7 @@ TEST_F(Cluster, SyntheticMixtureOfExpertsModels) {
 // the workers get shard files shipped instead of reading the model.
 TEST_F(Cluster, SyntheticDeepseek2Model) {
   const std::string model = dir_->file("deepseek2-q8_0.gguf");
-  ASSERT_EQ(run_command(kBin +
+  ASSERT_EQ(run_command(kCohortBinary +
                         " synth --arch deepseek2 --dim 128 --layers 3 --heads 8 --ffn 256 "
                         "--experts 8 --experts-used 2 --expert-ffn 128 --expert-groups 4 "
                         "--expert-groups-used 2 --q-lora 64 --kv-lora 64 --rope-dim 8 "
@@ -188,7 +189,7 @@ TEST_F(Cluster, SyntheticDeepseek2Model) {
 // per-head tensors by head.
 TEST_F(Cluster, SyntheticDeepseek2V3Layout) {
   const std::string model = dir_->file("deepseek2-v3-layout.gguf");
-  ASSERT_EQ(run_command(kBin +
+  ASSERT_EQ(run_command(kCohortBinary +
                         " synth --arch deepseek2 --dim 128 --layers 3 --heads 8 --ffn 256 "
                         "--experts 8 --experts-used 2 --expert-ffn 128 --expert-groups 4 "
                         "--expert-groups-used 2 --q-lora 64 --kv-lora 64 --rope-dim 8 "
@@ -275,16 +276,17 @@ TEST(ClusterNetns, DiscoveryByMulticastAcrossVeth) {
   const std::string a = ns.a, b = ns.b;
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   const std::string model = testing::kSharedData + "/models/stories260K.gguf";
-  testing::ChildProcess worker({"/usr/sbin/ip", "netns", "exec", b, kBin, "worker", "--listen",
-                                "10.77.0.2:52417", "--key-file", key, "--name", "far", "-t", "1"},
-                               dir.file("worker.log"));
+  testing::ChildProcess worker(
+      {"/usr/sbin/ip", "netns", "exec", b, kCohortBinary, "worker", "--listen", "10.77.0.2:52417",
+       "--key-file", key, "--name", "far", "-t", "1"},
+      dir.file("worker.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const auto single = run_command(kBin + " run -m " + model +
+  const auto single = run_command(kCohortBinary + " run -m " + model +
                                   " -p 'Once upon a time' -n 48 --temp 0 -t 1 2>/dev/null");
   const auto multi =
-      run_command("ip netns exec " + a + " " + kBin + " run -m " + model +
+      run_command("ip netns exec " + a + " " + kCohortBinary + " run -m " + model +
                   " -p 'Once upon a time' -n 48 --temp 0 -t 1 --workers auto --bind 10.77.0.1" +
                   " --parallel tensor --key-file " + key + " 2>" + dir.file("head.log"));
   std::ifstream in(dir.file("head.log"));
@@ -308,22 +310,23 @@ TEST(ClusterServe, CompletionsAndStatusFromTheHead) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   std::vector<std::unique_ptr<ChildProcess>> workers;
   std::string list;
   for (int i = 0; i < 2; ++i) {
     const int port = testing::free_port();
     workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--key-file", key, "-t", "1", "--no-announce"},
+        std::vector<std::string>{kCohortBinary, "worker", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--key-file", key, "-t", "1",
+                                 "--no-announce"},
         dir.file("w" + std::to_string(i) + ".log")));
     ASSERT_TRUE(testing::wait_for_port(port, 5000));
     list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
   }
   const std::string model = testing::kSharedData + "/models/stories260K.gguf";
   const int http = testing::free_port();
-  ChildProcess head({kBin, "serve", "-m", model, "--workers", list, "--parallel", "pipeline",
-                     "--key-file", key, "-t", "1", "--port", std::to_string(http)},
+  ChildProcess head({kCohortBinary, "serve", "-m", model, "--workers", list, "--parallel",
+                     "pipeline", "--key-file", key, "-t", "1", "--port", std::to_string(http)},
                     dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 10000)) << head.log();
   auto health = testing::http_request(static_cast<uint16_t>(http), "GET", "/health", "");
@@ -332,13 +335,14 @@ TEST(ClusterServe, CompletionsAndStatusFromTheHead) {
       static_cast<uint16_t>(http), "POST", "/v1/completions",
       R"({"model":"stories260K","prompt":"Once upon a time","max_tokens":40,"temperature":0})");
   ASSERT_EQ(reply.status, 200) << reply.body << head.log();
-  const auto single =
-      run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n 40 --temp 0 2>/dev/null");
+  const auto single = run_command(kCohortBinary + " run -m " + model +
+                                  " -p 'Once upon a time' -n 40 --temp 0 2>/dev/null");
   EXPECT_NE(single.out.find(reply.body.substr(reply.body.find("\"text\":\"") + 8, 30)),
             std::string::npos)
       << reply.body << "\n"
       << single.out;
-  auto status = run_command(kBin + " cluster status --head 127.0.0.1:" + std::to_string(http));
+  auto status =
+      run_command(kCohortBinary + " cluster status --head 127.0.0.1:" + std::to_string(http));
   EXPECT_EQ(status.exit_code, 0);
   EXPECT_NE(status.out.find("mode pipeline, 3 ranks"), std::string::npos) << status.out;
   head.kill(SIGTERM);
@@ -365,13 +369,14 @@ size_t count(const std::string& text, const std::string& what) {
 TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
   testing::TempDir dir;
   const std::string key = dir.file("k"), model = dir.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
-  ASSERT_EQ(run_command(kBin + " synth --dim 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512 " +
-                        "--vocab 512 --type q4_0 -o " + model + " 2>/dev/null")
-                .exit_code,
-            0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(
+      run_command(kCohortBinary + " synth --dim 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512 " +
+                  "--vocab 512 --type q4_0 -o " + model + " 2>/dev/null")
+          .exit_code,
+      0);
   testing::LocalWorkers started =
-      testing::start_workers(kBin, 2, key, dir, "s", [&](const std::string& name) {
+      testing::start_workers(kCohortBinary, 2, key, dir, "s", [&](const std::string& name) {
         return std::vector<std::string>{"--cache-dir", dir.file(name + "-cache")};
       });
   ASSERT_EQ(started.procs.size(), 2u);
@@ -379,9 +384,10 @@ TEST(ClusterShipping, WorkersGetTheirShardsKeepThemAndDetectDamage) {
   const std::string& list = started.list;
   auto run = [&](const std::string& mode, const std::string& extra, std::string* log) {
     const std::string err = dir.file("head.log");
-    auto r = run_command(kBin + " run -m " + model + " -p 'Once upon a time' -n 24 --temp 0 -t 1 " +
-                         "--workers " + list + " --parallel " + mode +
-                         " --balance even --key-file " + key + " " + extra + " 2>" + err);
+    auto r = run_command(kCohortBinary + " run -m " + model +
+                         " -p 'Once upon a time' -n 24 --temp 0 -t 1 " + "--workers " + list +
+                         " --parallel " + mode + " --balance even --key-file " + key + " " + extra +
+                         " 2>" + err);
     std::ifstream in(err);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -448,22 +454,23 @@ TEST(ClusterNetns, CutLinkEndsTheRunWithAnErrorWithinSeconds) {
   if (!ns.ok) GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2)";
   testing::TempDir dir;
   const std::string key = dir.file("k"), model = dir.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   // Slow enough per token (f32, dim 512) that the run is still going when the link drops.
-  ASSERT_EQ(run_command(kBin + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
-                        "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_command(kCohortBinary + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
+                  "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
+          .exit_code,
+      0);
   testing::ChildProcess worker(
-      {"/usr/sbin/ip", "netns", "exec", ns.b, kBin, "worker", "--listen", "10.77.0.2:52417",
-       "--key-file", key, "--name", "far", "-t", "1", "--no-announce"},
+      {"/usr/sbin/ip", "netns", "exec", ns.b, kCohortBinary, "worker", "--listen",
+       "10.77.0.2:52417", "--key-file", key, "--name", "far", "-t", "1", "--no-announce"},
       dir.file("worker.log"));
   ASSERT_TRUE(run_command("for i in $(seq 50); do ip netns exec " + ns.b +
                           " ss -ltn | grep -q 10.77.0.2:52417 && exit 0; sleep 0.1; done; exit 1")
                   .exit_code == 0)
       << worker.log();
   testing::ChildProcess head({"/usr/sbin/ip", "netns",     "exec",       ns.a,
-                              kBin,           "run",       "-m",         model,
+                              kCohortBinary,  "run",       "-m",         model,
                               "-p",           "the",       "-n",         "100000",
                               "-c",           "100000",    "--temp",     "0",
                               "-t",           "1",         "--workers",  "10.77.0.2:52417",
@@ -493,22 +500,23 @@ TEST(ClusterNetns, CutLinkEndsTheRunWithAnErrorWithinSeconds) {
 TEST(ClusterPeers, UnicastAnnouncementsAndWorkerToWorkerLinks) {
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   const int discovery = testing::free_port();
   const std::string group = "239.255.77.77:" + std::to_string(discovery);
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int i = 0; i < 2; ++i) {
     const int port = testing::free_port();
     workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--key-file", key, "--name", "p" + std::to_string(i), "-t", "1",
-                                 "--no-announce", "--multicast", group, "--peers",
-                                 "127.0.0.1:" + std::to_string(discovery)},
+        std::vector<std::string>{kCohortBinary, "worker", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--key-file", key, "--name",
+                                 "p" + std::to_string(i), "-t", "1", "--no-announce", "--multicast",
+                                 group, "--peers", "127.0.0.1:" + std::to_string(discovery)},
         dir.file("p" + std::to_string(i) + ".log")));
     ASSERT_TRUE(testing::wait_for_port(port, 5000)) << workers.back()->log();
   }
   const std::string model = testing::kSharedData + "/models/stories260K.gguf";
-  const std::string base = kBin + " run -m " + model + " -p 'Once upon a time' -n 32 --temp 0 -t 1";
+  const std::string base =
+      kCohortBinary + " run -m " + model + " -p 'Once upon a time' -n 32 --temp 0 -t 1";
   const auto single = run_command(base + " 2>/dev/null");
   ASSERT_EQ(single.exit_code, 0);
   const std::string err = dir.file("head.log");
@@ -530,20 +538,21 @@ TEST(ClusterPeers, UnicastAnnouncementsAndWorkerToWorkerLinks) {
 TEST(ClusterPeers, BusyWorkerRefusesASecondHead) {
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   const int port = testing::free_port();
-  ChildProcess worker({kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+  ChildProcess worker({kCohortBinary, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
                        "--key-file", key, "--name", "busy", "-t", "1", "--no-announce"},
                       dir.file("w.log"));
   ASSERT_TRUE(testing::wait_for_port(port, 5000));
   const std::string model = testing::kSharedData + "/models/stories260K.gguf";
   const std::string workers = "127.0.0.1:" + std::to_string(port);
   const int http = testing::free_port();
-  ChildProcess head_a({kBin, "serve", "-m", model, "--workers", workers, "--key-file", key, "-t",
-                       "1", "--port", std::to_string(http)},
+  ChildProcess head_a({kCohortBinary, "serve", "-m", model, "--workers", workers, "--key-file", key,
+                       "-t", "1", "--port", std::to_string(http)},
                       dir.file("a.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head_a.log();
-  const std::string base = kBin + " run -m " + model + " -p 'Once upon a time' -n 16 --temp 0 -t 1";
+  const std::string base =
+      kCohortBinary + " run -m " + model + " -p 'Once upon a time' -n 16 --temp 0 -t 1";
   const auto single = run_command(base + " 2>/dev/null");
   const auto second = run_command(base + " --workers " + workers + " --key-file " + key + " 2>" +
                                   dir.file("b.log"));
@@ -570,10 +579,10 @@ TEST(ClusterMemory, PipelineWorkerHoldsOnlyItsShard) {
 #endif
   testing::TempDir dir;
   const std::string key = dir.file("k"), model = dir.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   // 8 layers of 8 MiB (f16, dim 512, ffn 2048) plus 2 MiB each of embeddings and output.
   ASSERT_EQ(
-      run_command(kBin +
+      run_command(kCohortBinary +
                   " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 2048 --vocab 2048 " +
                   "--type f16 -o " + model + " 2>/dev/null")
           .exit_code,
@@ -584,16 +593,17 @@ TEST(ClusterMemory, PipelineWorkerHoldsOnlyItsShard) {
     SCOPED_TRACE("--ship-weights " + ship);
     const int port = testing::free_port();
     ChildProcess worker(
-        {kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port), "--key-file", key, "-t",
-         "1", "--no-announce", "--cache-dir", dir.file("cache")},
+        {kCohortBinary, "worker", "--listen", "127.0.0.1:" + std::to_string(port), "--key-file",
+         key, "-t", "1", "--no-announce", "--cache-dir", dir.file("cache")},
         dir.file("w.log"));
     ASSERT_TRUE(testing::wait_for_port(port, 5000));
     const double idle_mib = worker.rss_kib() / 1024.0;
     const int http = testing::free_port();
-    ChildProcess head({kBin, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
-                       "--parallel", "pipeline", "--key-file", key, "-t", "1", "-c", "256",
-                       "--port", std::to_string(http), "--ship-weights", ship},
-                      dir.file("head.log"));
+    ChildProcess head(
+        {kCohortBinary, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
+         "--parallel", "pipeline", "--key-file", key, "-t", "1", "-c", "256", "--port",
+         std::to_string(http), "--ship-weights", ship},
+        dir.file("head.log"));
     ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
     auto reply = testing::http_request(static_cast<uint16_t>(http), "POST", "/v1/completions",
                                        R"({"prompt":"the cat","max_tokens":4,"temperature":0})");
@@ -633,9 +643,9 @@ TEST(ClusterServe, ConcurrentCompletionsOnAPipelineEqualEachAlone) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   testing::TempDir dir;
   const std::string key = dir.file("k");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
   const int port = testing::free_port();
-  ChildProcess worker({kBin, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
+  ChildProcess worker({kCohortBinary, "worker", "--listen", "127.0.0.1:" + std::to_string(port),
                        "--key-file", key, "-t", "1", "--no-announce"},
                       dir.file("w.log"));
   ASSERT_TRUE(testing::wait_for_port(port, 5000));
@@ -648,10 +658,11 @@ TEST(ClusterServe, ConcurrentCompletionsOnAPipelineEqualEachAlone) {
   for (const char* transport : {"tcp", "shm"}) {
     SCOPED_TRACE(transport);
     const int http = testing::free_port();
-    ChildProcess head({kBin, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
-                       "--parallel", "pipeline", "--transport", transport, "--key-file", key, "-t",
-                       "1", "--slots", "4", "--port", std::to_string(http)},
-                      dir.file(std::string("head-") + transport + ".log"));
+    ChildProcess head(
+        {kCohortBinary, "serve", "-m", model, "--workers", "127.0.0.1:" + std::to_string(port),
+         "--parallel", "pipeline", "--transport", transport, "--key-file", key, "-t", "1",
+         "--slots", "4", "--port", std::to_string(http)},
+        dir.file(std::string("head-") + transport + ".log"));
     ASSERT_TRUE(testing::wait_for_port(http, 10000)) << head.log() << worker.log();
     std::vector<std::string> alone;
     for (const std::string& p : prompts) {

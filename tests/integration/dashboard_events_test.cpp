@@ -11,6 +11,7 @@
 #include "support/http_client.h"
 #include "support/local_cluster.h"
 #include "support/process.h"
+#include "support/shared_data.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -19,7 +20,7 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 std::string warning_kinds(const nlohmann::json& status) {
   std::string kinds;
@@ -30,20 +31,23 @@ std::string warning_kinds(const nlohmann::json& status) {
 TEST(DashboardEvents, RefusedKeyNodeLostAndPlacedAgainAreReported) {
   testing::TempDir dir;
   const std::string key = dir.file("k"), other_key = dir.file("k2"), model = dir.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " key new > " + key).exit_code, 0);
-  ASSERT_EQ(run_command(kBin + " key new > " + other_key).exit_code, 0);
-  ASSERT_EQ(run_command(kBin + " synth --dim 128 --layers 4 --heads 4 --kv-heads 4 --ffn 256 " +
-                        "--vocab 512 --type f32 -o " + model + " 2>/dev/null")
-                .exit_code,
-            0);
-  testing::LocalWorkers good = testing::start_workers(kBin, 2, key, dir, "good");
-  testing::LocalWorkers stranger = testing::start_workers(kBin, 1, other_key, dir, "stranger");
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
+  ASSERT_EQ(run_command(kCohortBinary + " key new > " + other_key).exit_code, 0);
+  ASSERT_EQ(
+      run_command(kCohortBinary + " synth --dim 128 --layers 4 --heads 4 --kv-heads 4 --ffn 256 " +
+                  "--vocab 512 --type f32 -o " + model + " 2>/dev/null")
+          .exit_code,
+      0);
+  testing::LocalWorkers good = testing::start_workers(kCohortBinary, 2, key, dir, "good");
+  testing::LocalWorkers stranger =
+      testing::start_workers(kCohortBinary, 1, other_key, dir, "stranger");
   ASSERT_EQ(good.procs.size(), 2u);
   ASSERT_EQ(stranger.procs.size(), 1u);
   const int http = testing::free_port();
   testing::ChildProcess head(
-      {kBin, "serve", "-m", model, "--workers", good.list + "," + stranger.list, "--parallel",
-       "pipeline", "--key-file", key, "-t", "1", "-c", "256", "--port", std::to_string(http)},
+      {kCohortBinary, "serve", "-m", model, "--workers", good.list + "," + stranger.list,
+       "--parallel", "pipeline", "--key-file", key, "-t", "1", "-c", "256", "--port",
+       std::to_string(http)},
       dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
   const auto port = static_cast<uint16_t>(http);

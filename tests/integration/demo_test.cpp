@@ -14,7 +14,7 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 // True when s has a run of 3 or more ASCII letters (a word, not noise).
 bool has_word(const std::string& s) {
@@ -43,8 +43,8 @@ void expect_three_node_demo(const std::string& out) {
 TEST(Demo, OnceWithStories260KStreamsAnAnswerOnThreeNodes) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
   const testing::CommandResult r =
-      run_command("timeout 60 " + kBin + " demo --once --port 0 -n 48 -m " + testing::kSharedData +
-                  "/models/stories260K.gguf 2>&1");
+      run_command("timeout 60 " + kCohortBinary + " demo --once --port 0 -n 48 -m " +
+                  testing::kSharedData + "/models/stories260K.gguf 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_three_node_demo(r.out);
   EXPECT_NE(r.out.find("model: stories260K.gguf"), std::string::npos) << r.out;
@@ -60,15 +60,15 @@ TEST(Demo, OnceWithStories260KStreamsAnAnswerOnThreeNodes) {
 
 TEST(Demo, WithoutAModelSaysTheWeightsAreRandom) {
   const testing::CommandResult r =
-      run_command("timeout 60 " + kBin + " demo --once --port 0 -n 16 2>&1");
+      run_command("timeout 60 " + kCohortBinary + " demo --once --port 0 -n 16 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("RANDOM WEIGHTS"), std::string::npos) << r.out;
   expect_three_node_demo(r.out);
 }
 
 TEST(Demo, BadModelPathIsAClearError) {
-  const testing::CommandResult r =
-      run_command("timeout 30 " + kBin + " demo --once --port 0 -m /no/such/model.gguf 2>&1");
+  const testing::CommandResult r = run_command("timeout 30 " + kCohortBinary +
+                                               " demo --once --port 0 -m /no/such/model.gguf 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("error: demo:"), std::string::npos) << r.out;
 }

@@ -22,7 +22,7 @@ namespace {
 
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 // Under ASan, Open MPI's own allocations kept past MPI_Finalize are not our leaks.
 const std::string kLsanOptions =
     std::string("LSAN_OPTIONS=suppressions=") + COHORT_SOURCE_DIR + "/tests/mpi/lsan.supp";
@@ -54,14 +54,15 @@ class MpiCluster : public ::testing::Test {
     SCOPED_TRACE(mode + " on " + std::to_string(np) + " ranks");
     const std::string args =
         " run -m " + model + " -p 'Once upon a time' -n 64 --temp 0 -t 1 --trace ";
-    const auto single = run_command(kBin + args + dir_.file("one.trace") + " 2>/dev/null");
+    const auto single = run_command(kCohortBinary + args + dir_.file("one.trace") + " 2>/dev/null");
     ASSERT_EQ(single.exit_code, 0);
     const std::string log = dir_.file("mpi.log");
-    const auto multi = run_command(kMpiEnv +
-                                   " timeout 300 mpirun --allow-run-as-root --oversubscribe "
-                                   "--mca btl self,vader,tcp -np " +
-                                   std::to_string(np) + " " + kBin + args + dir_.file("mpi.trace") +
-                                   " --transport mpi --parallel " + mode + " 2>" + log);
+    const auto multi =
+        run_command(kMpiEnv +
+                    " timeout 300 mpirun --allow-run-as-root --oversubscribe "
+                    "--mca btl self,vader,tcp -np " +
+                    std::to_string(np) + " " + kCohortBinary + args + dir_.file("mpi.trace") +
+                    " --transport mpi --parallel " + mode + " 2>" + log);
     ASSERT_EQ(multi.exit_code, 0) << read_file(log);
     EXPECT_NE(read_file(log).find("mode " + mode), std::string::npos) << read_file(log);
     std::string note;
@@ -92,7 +93,7 @@ TEST_F(MpiCluster, StoriesTensorPipelineHybrid) {
 TEST_F(MpiCluster, SyntheticQuantizedModels) {
   for (const char* type : {"q4_0", "q8_0"}) {
     const std::string model = dir_.file(std::string("synth-") + type + ".gguf");
-    ASSERT_EQ(run_command(kBin +
+    ASSERT_EQ(run_command(kCohortBinary +
                           " synth --dim 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512 "
                           "--vocab 512 --type " +
                           type + " -o " + model + " 2>/dev/null")
@@ -111,7 +112,8 @@ TEST_F(MpiCluster, SyntheticQuantizedModels) {
 // receiver (comm/mpi: buffered like a socket), which the stage protocol relies on.
 TEST_F(MpiCluster, ServeConcurrentRequestsOnAPipeline) {
   const std::string model = dir_.file("m.gguf");
-  ASSERT_EQ(run_command(kBin + " synth --dim 2048 --layers 2 --heads 16 --kv-heads 8 --ffn 2048 " +
+  ASSERT_EQ(run_command(kCohortBinary +
+                        " synth --dim 2048 --layers 2 --heads 16 --kv-heads 8 --ffn 2048 " +
                         "--vocab 4096 --type q4_0 -o " + model + " 2>/dev/null")
                 .exit_code,
             0);
@@ -128,7 +130,7 @@ TEST_F(MpiCluster, ServeConcurrentRequestsOnAPipeline) {
                               "self,vader,tcp",
                               "-np",
                               "2",
-                              kBin,
+                              kCohortBinary,
                               "serve",
                               "-m",
                               model,
@@ -166,7 +168,7 @@ TEST_F(MpiCluster, ServeConcurrentRequestsOnAPipeline) {
 
 TEST_F(MpiCluster, OutsideMpirunTheTransportSaysHowToStart) {
   COHORT_SKIP_WITHOUT_SHARED_DATA();
-  const auto r = run_command(kBin + " run -m " + testing::kSharedData +
+  const auto r = run_command(kCohortBinary + " run -m " + testing::kSharedData +
                              "/models/stories260K.gguf -p x -n 1 --transport mpi 2>&1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("start under mpirun"), std::string::npos) << r.out;

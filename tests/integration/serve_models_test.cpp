@@ -23,18 +23,18 @@ using nlohmann::json;
 using testing::ChildProcess;
 using testing::run_command;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 class ServeModels : public ::testing::Test {
  protected:
   void SetUp() override {
     COHORT_SKIP_WITHOUT_SHARED_DATA();
     models_ = dir_.file("models");
-    ASSERT_TRUE(testing::make_two_models_dir(kBin, models_));
+    ASSERT_TRUE(testing::make_two_models_dir(kCohortBinary, models_));
     port_ = testing::free_port();
     head_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{kBin, "serve", "--models-dir", models_, "--max-loaded", "1", "-t",
-                                 "1", "-c", "256", "--port", std::to_string(port_)},
+        std::vector<std::string>{kCohortBinary, "serve", "--models-dir", models_, "--max-loaded",
+                                 "1", "-t", "1", "-c", "256", "--port", std::to_string(port_)},
         dir_.file("head.log"));
     ASSERT_TRUE(testing::wait_for_port(port_, 20000)) << head_->log();
   }

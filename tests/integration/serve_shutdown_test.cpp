@@ -12,6 +12,7 @@
 #include "support/http_client.h"
 #include "support/local_cluster.h"
 #include "support/process.h"
+#include "support/shared_data.h"
 #include "support/temp_dir.h"
 
 namespace cohort {
@@ -19,19 +20,20 @@ namespace {
 
 using testing::ChildProcess;
 
-const std::string kBin = COHORT_BINARY;
+using testing::kCohortBinary;
 
 TEST(ServeShutdown, SigtermFinishesTheRequestInFlightAndReleasesTheWorker) {
   testing::TempDir dir;
-  const testing::FaultFiles files = testing::make_key_and_slow_model(kBin, dir);
+  const testing::FaultFiles files = testing::make_key_and_slow_model(kCohortBinary, dir);
   ASSERT_EQ(files.error, "");
   const std::string &key = files.key, &model = files.model;
-  testing::LocalWorkers workers = testing::start_workers(kBin, 1, key, dir, "g");
+  testing::LocalWorkers workers = testing::start_workers(kCohortBinary, 1, key, dir, "g");
   ASSERT_EQ(workers.procs.size(), 1u);
   const int http = testing::free_port();
-  ChildProcess head({kBin, "serve", "-m", model, "--workers", workers.list, "--parallel", "tensor",
-                     "--key-file", key, "-t", "1", "-c", "1024", "--port", std::to_string(http)},
-                    dir.file("head.log"));
+  ChildProcess head(
+      {kCohortBinary, "serve", "-m", model, "--workers", workers.list, "--parallel", "tensor",
+       "--key-file", key, "-t", "1", "-c", "1024", "--port", std::to_string(http)},
+      dir.file("head.log"));
   ASSERT_TRUE(testing::wait_for_port(http, 20000)) << head.log();
 
   testing::HttpReply reply;

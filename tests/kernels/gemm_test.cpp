@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "kernel_test_util.h"
 #include "kernels/kernels.h"
 #include "kernels/registry.h"
 #include "tensor/dtype.h"
@@ -29,20 +30,14 @@
 namespace cohort::kernels {
 namespace {
 
+using testing::ops_of;
+using testing::random_floats;
+using testing::tables;
+
 constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
                                 DType::kQ6_K};
 
 bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
-
-const TypeOps& ops_of(const KernelTable& k, DType t) { return k.types[static_cast<uint32_t>(t)]; }
-
-std::vector<const KernelTable*> tables() {
-  std::vector<const KernelTable*> v;
-  for (const KernelTable* k : available()) {
-    if (k != nullptr) v.push_back(k);
-  }
-  return v;
-}
 
 // Sets how decode reads its weights (kernels::decode_in_pairs and decode_prefetch) for a
 // scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch.
@@ -65,13 +60,6 @@ class DecodeReads {
 
 // Every DecodeReads mode.
 constexpr int kDecodeReadModes[] = {0, 1, 2, 3};
-
-std::vector<float> random_floats(uint64_t seed, int64_t n, float scale) {
-  Rng rng(seed);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = rng.normal() * scale + 0.1f * scale;
-  return x;
-}
 
 // rows x n weights of type t and tokens x n activations in its vec_dot_type (made by the
 // reference table, so every table multiplies the same operands), with padding between
@@ -145,7 +133,7 @@ void expect_within_tolerance(const Problem& p, const std::vector<float>& want,
   }
 }
 
-std::vector<int64_t> lengths(DType t) {
+std::vector<int64_t> gemm_lengths(DType t) {
   if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32, 4096 + 13};
   if (is_k_quant(t)) return {256, 768, 4096 + 256};
   return {32, 96, 288, 4096 + 32};
@@ -161,7 +149,7 @@ TEST(Gemm, EveryTableMatchesReference) {
   for (const KernelTable* k : tables()) {
     for (DType t : kGemmTypes) {
       const double w_elems = t == DType::kF16 ? 8.0 : 32.0;
-      for (int64_t n : lengths(t)) {
+      for (int64_t n : gemm_lengths(t)) {
         for (const auto& [rows, tokens] : {std::pair<int64_t, int64_t>{1, 2}, {7, 5}, {13, 9}}) {
           const float scale = n % 2 ? 1e-3f : 1.0f;
           const Problem p(t, n, rows, tokens, static_cast<uint64_t>(n + rows), scale);
@@ -289,7 +277,7 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
     for (DType t : kGemmTypes) {
       if (ops_of(*k, t).packed.panel_rows == 0) continue;
       ++forms;
-      for (int64_t n : lengths(t)) {
+      for (int64_t n : gemm_lengths(t)) {
         if (n % dtype_info(t).block_elems != 0) continue;
         for (const auto& [rows, tokens] : {std::pair<int64_t, int64_t>{1, 2}, {8, 5}, {21, 9}}) {
           const float scale = n % 64 ? 1e-3f : 1.0f;

@@ -24,6 +24,7 @@
 
 #include "core/fp16.h"
 #include "core/rng.h"
+#include "kernel_test_util.h"
 #include "kernels/kernels.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -31,15 +32,9 @@
 namespace cohort::kernels {
 namespace {
 
-const int64_t kSizes[] = {1, 7, 8, 9, 63, 64, 65, 1000, 4096};
+using testing::tables;
 
-std::vector<const KernelTable*> tables() {
-  std::vector<const KernelTable*> out;
-  for (const KernelTable* t : available()) {
-    if (t != nullptr) out.push_back(t);
-  }
-  return out;
-}
+const int64_t kSizes[] = {1, 7, 8, 9, 63, 64, 65, 1000, 4096};
 
 std::vector<float> random_vec(Rng& rng, int64_t n, float lo, float hi) {
   std::vector<float> v(static_cast<size_t>(n));

@@ -23,6 +23,7 @@
 #include "core/fp16.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "kernel_test_util.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "tensor/dtype.h"
@@ -32,6 +33,10 @@
 namespace cohort::kernels {
 namespace {
 
+using testing::ops_of;
+using testing::random_floats;
+using testing::tables;
+
 constexpr DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ4_0,
                             DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0};
 constexpr double kSumTol = 1e-5;
@@ -39,19 +44,10 @@ constexpr double kSumTol = 1e-5;
 bool is_float_type(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 bool has_min(DType t) { return t == DType::kQ4_1 || t == DType::kQ5_1; }
 
-const TypeOps& ops_of(const KernelTable& k, DType t) { return k.types[static_cast<uint32_t>(t)]; }
-
-std::vector<int64_t> lengths(DType t) {
+std::vector<int64_t> vec_dot_lengths(DType t) {
   std::vector<int64_t> n = {32, 64, 96, 4096 + 32};
   if (is_float_type(t)) n.insert(n.end(), {1, 7, 8, 33, 40, 1001});
   return n;
-}
-
-std::vector<float> random_floats(uint64_t seed, int64_t n, float scale = 1.0f) {
-  Rng rng(seed);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = rng.normal() * scale + 0.1f * scale;
-  return x;
 }
 
 std::vector<uint8_t> quantize(DType t, const float* x, int64_t n) {
@@ -118,14 +114,6 @@ Expected expected(DType t, const void* w, const float* x, int64_t n) {
   return e;
 }
 
-std::vector<const KernelTable*> tables() {
-  std::vector<const KernelTable*> v;
-  for (const KernelTable* k : available()) {
-    if (k != nullptr) v.push_back(k);
-  }
-  return v;
-}
-
 TEST(VecDotBasic, EveryTableFillsEveryType) {
   for (const KernelTable* k : tables()) {
     for (DType t : kTypes) {
@@ -145,7 +133,7 @@ TEST(VecDotBasic, ReferenceMatchesExactArithmetic) {
   // The reference itself: the dot of the dequantized operands, summed exactly.
   const KernelTable& ref = reference();
   for (DType t : kTypes) {
-    for (int64_t n : lengths(t)) {
+    for (int64_t n : vec_dot_lengths(t)) {
       const std::vector<float> wx = random_floats(100 + n, n), x = random_floats(200 + n, n);
       const std::vector<uint8_t> w = quantize(t, wx.data(), n);
       const std::vector<uint8_t> a = activations(ref, t, x.data(), n);
@@ -161,7 +149,7 @@ TEST(VecDotBasic, EveryTableMatchesReference) {
   for (const KernelTable* k : tables()) {
     double worst = 0.0;
     for (DType t : kTypes) {
-      for (int64_t n : lengths(t)) {
+      for (int64_t n : vec_dot_lengths(t)) {
         for (uint64_t seed = 0; seed < 3; ++seed) {
           const float scale = seed == 2 ? 1e-3f : 1.0f;
           const std::vector<float> wx = random_floats(seed * 7919 + n, n, scale);

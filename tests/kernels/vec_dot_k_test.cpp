@@ -36,7 +36,7 @@ struct Row {
   std::vector<float> f;    // dequantized
 };
 
-Row quantize(DType t, const std::vector<float>& x) {
+Row quantize_k(DType t, const std::vector<float>& x) {
   const auto n = static_cast<int64_t>(x.size());
   Row r{std::vector<uint8_t>(row_bytes(t, n)), std::vector<float>(x.size())};
   quantize_row(t, x.data(), r.q.data(), n);
@@ -137,7 +137,7 @@ TEST(VecDotK, AgreesWithDequantizedDotAndReference) {
       for (int rep = 0; rep < 4; ++rep) {
         // Weight rows centred and off-centre (large min terms), activations with outliers.
         const float offset = rep % 2 ? 0.03f : 0.0f;
-        const Row w = quantize(t, random_row(rng, n, 0.02f, offset));
+        const Row w = quantize_k(t, random_row(rng, n, 0.02f, offset));
         std::vector<float> af = random_row(rng, n, 1.0f, 0.0f);
         af[static_cast<size_t>(rep * 37 % n)] = 20.0f;
         std::vector<uint8_t> aq(row_bytes(DType::kQ8_K, n));

@@ -18,7 +18,7 @@
 namespace cohort {
 namespace {
 
-constexpr int64_t kCtx = 32;
+constexpr int64_t kPackedCtx = 32;
 
 // The logits after each of tokens, fed one at a time after a 6-token prompt.
 std::vector<std::vector<float>> logits_by_step(const format::GgufFile& file,
@@ -30,7 +30,7 @@ std::vector<std::vector<float>> logits_by_step(const format::GgufFile& file,
   auto m = model::Transformer::create(file, model::ShardSpec::whole(*hp), *comm, pool, kt, 8);
   EXPECT_TRUE(m.is_ok()) << m.status().message();
   *packed_bytes = (*m)->packed_weight_bytes();
-  model::KvCache kv = std::move((*m)->new_cache(kCtx, DType::kF16).value());
+  model::KvCache kv = std::move((*m)->new_cache(kPackedCtx, DType::kF16).value());
   const int64_t n_vocab = hp->n_vocab;
   std::vector<std::vector<float>> out;
   std::vector<float> logits(static_cast<size_t>(n_vocab));

@@ -16,7 +16,7 @@
 namespace cohort {
 namespace {
 
-const std::string kData = testing::kSharedData;
+using testing::kSharedData;
 
 struct Source {
   const char* label;
@@ -27,16 +27,17 @@ class ReferenceTest
     : public ::testing::TestWithParam<std::tuple<Source, const kernels::KernelTable*>> {};
 
 Result<format::GgufFile> open(bool gguf) {
-  if (gguf) return format::GgufFile::open(kData + "/models/stories260K.gguf");
-  return format::load_llama2c(kData + "/models/stories260K.bin", kData + "/models/tok512.bin");
+  if (gguf) return format::GgufFile::open(kSharedData + "/models/stories260K.gguf");
+  return format::load_llama2c(kSharedData + "/models/stories260K.bin",
+                              kSharedData + "/models/tok512.bin");
 }
 
 TEST_P(ReferenceTest, GreedyTokensMatchLlama2c) {
-  if (!std::filesystem::exists(kData + "/reference/stories260K-greedy.txt"))
-    GTEST_SKIP() << "shared data not found at " << kData;
+  if (!std::filesystem::exists(kSharedData + "/reference/stories260K-greedy.txt"))
+    GTEST_SKIP() << "shared data not found at " << kSharedData;
   const auto [source, kt] = GetParam();
   if (kt == nullptr) GTEST_SKIP() << "ISA not available on this CPU";
-  auto cases = testing::load_reference_cases(kData + "/reference/stories260K-greedy.txt");
+  auto cases = testing::load_reference_cases(kSharedData + "/reference/stories260K-greedy.txt");
   ASSERT_GE(cases.size(), 2u);
 
   auto file = open(source.gguf);

@@ -22,7 +22,7 @@ namespace {
 constexpr int64_t kPrompt = 96, kSteps = 4;
 
 // The logits after the prompt and after each of kSteps single tokens.
-std::vector<std::vector<float>> logits_by_step(const format::GgufFile& file, int threads) {
+std::vector<std::vector<float>> thread_logits_by_step(const format::GgufFile& file, int threads) {
   ThreadPool pool(threads);
   auto comm = comm::make_local_communicator();
   auto hp = model::HParams::from_gguf(file);
@@ -67,12 +67,12 @@ TEST(ThreadCount, LogitsAreTheSameBitsOnAnyThreadsAndSplit) {
     auto file = format::GgufFile::open(path);
     ASSERT_TRUE(file.is_ok());
     kernels::set_split_stealing(false);
-    const auto want = logits_by_step(*file, 1);
+    const auto want = thread_logits_by_step(*file, 1);
     for (bool steal : {false, true}) {
       kernels::set_split_stealing(steal);
       for (int threads : {2, 3}) {
         SCOPED_TRACE(std::to_string(threads) + (steal ? " threads stealing" : " threads static"));
-        const auto got = logits_by_step(*file, threads);
+        const auto got = thread_logits_by_step(*file, threads);
         ASSERT_EQ(got.size(), want.size());
         for (size_t s = 0; s < want.size(); ++s) {
           EXPECT_EQ(std::memcmp(got[s].data(), want[s].data(), want[s].size() * sizeof(float)), 0)

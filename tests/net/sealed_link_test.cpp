@@ -18,7 +18,7 @@ namespace {
 
 using testing::connected_pair;
 
-PeerInfo info(const std::string& name) {
+PeerInfo sealed_info(const std::string& name) {
   PeerInfo p;
   p.name = name;
   p.role = "worker";
@@ -30,15 +30,15 @@ ClusterKey with_sealing(ClusterKey key, bool on) {
   return key;
 }
 
-struct Both {
+struct SealedBoth {
   Result<PeerInfo> a = Status::internal("unset");
   Result<PeerInfo> b = Status::internal("unset");
 };
 
-Both run_both(Socket& a, Socket& b, const ClusterKey& ka, const ClusterKey& kb) {
-  Both r;
-  std::thread t([&] { r.b = handshake(b, kb, info("b"), 3000); });
-  r.a = handshake(a, ka, info("a"), 3000);
+SealedBoth sealed_run_both(Socket& a, Socket& b, const ClusterKey& ka, const ClusterKey& kb) {
+  SealedBoth r;
+  std::thread t([&] { r.b = handshake(b, kb, sealed_info("b"), 3000); });
+  r.a = handshake(a, ka, sealed_info("a"), 3000);
   t.join();
   return r;
 }
@@ -47,7 +47,7 @@ Both run_both(Socket& a, Socket& b, const ClusterKey& ka, const ClusterKey& kb) 
 void sealed_pair(Socket* a, Socket* b) {
   const ClusterKey key = with_sealing(generate_cluster_key(), true);
   connected_pair(a, b);
-  Both r = run_both(*a, *b, key, key);
+  SealedBoth r = sealed_run_both(*a, *b, key, key);
   ASSERT_TRUE(r.a.is_ok()) << r.a.status().message();
   ASSERT_TRUE(r.b.is_ok()) << r.b.status().message();
   ASSERT_NE(a->channel(), nullptr);
@@ -189,8 +189,8 @@ TEST(SealedLink, MismatchedSettingIsRefusedClearlyOnBothEnds) {
   for (bool initiator_seals : {true, false}) {
     Socket a, b;
     connected_pair(&a, &b);
-    Both r =
-        run_both(a, b, with_sealing(key, initiator_seals), with_sealing(key, !initiator_seals));
+    SealedBoth r = sealed_run_both(a, b, with_sealing(key, initiator_seals),
+                                   with_sealing(key, !initiator_seals));
     for (const Result<PeerInfo>* end : {&r.a, &r.b}) {
       ASSERT_FALSE(end->is_ok());
       EXPECT_EQ(end->status().code(), StatusCode::kUnsupported) << end->status().message();
@@ -205,8 +205,8 @@ TEST(SealedLink, MismatchedSettingIsRefusedClearlyOnBothEnds) {
 TEST(SealedLink, WrongKeyStillFailsAuthBeforeSealing) {
   Socket a, b;
   connected_pair(&a, &b);
-  Both r = run_both(a, b, with_sealing(generate_cluster_key(), true),
-                    with_sealing(generate_cluster_key(), true));
+  SealedBoth r = sealed_run_both(a, b, with_sealing(generate_cluster_key(), true),
+                                 with_sealing(generate_cluster_key(), true));
   ASSERT_FALSE(r.a.is_ok());
   ASSERT_FALSE(r.b.is_ok());
   EXPECT_EQ(r.a.status().code(), StatusCode::kUnavailable) << r.a.status().message();
@@ -217,12 +217,12 @@ TEST(SealedLink, HelloCarriesLinkFlagsAndRejectsUnknownOnes) {
   Nonce n{};
   KxPublicKey pk{};
   pk[0] = 9;
-  auto bytes = encode_hello(info("x"), n, kLinkFlagSealed, pk);
+  auto bytes = encode_hello(sealed_info("x"), n, kLinkFlagSealed, pk);
   auto h = decode_hello(bytes.data(), bytes.size());
   ASSERT_TRUE(h.is_ok()) << h.status().message();
   EXPECT_EQ(h->link_flags, kLinkFlagSealed);
   EXPECT_EQ(h->kx_public, pk);
-  bytes = encode_hello(info("x"), n, 0x80, pk);
+  bytes = encode_hello(sealed_info("x"), n, 0x80, pk);
   h = decode_hello(bytes.data(), bytes.size());
   ASSERT_FALSE(h.is_ok());
   EXPECT_EQ(h.status().code(), StatusCode::kCorrupt);

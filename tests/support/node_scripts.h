@@ -15,6 +15,11 @@
 
 namespace cohort::testing {
 
+#ifdef COHORT_JS_DIR
+// tests/js: the npm client scripts and their node_modules (set for the clients tests only).
+inline const std::string kJsDir = COHORT_JS_DIR;
+#endif
+
 inline bool have_node() { return run_command("command -v node >/dev/null 2>&1").exit_code == 0; }
 
 // "" when js_dir/node_modules (and the package in it, when named) is there; else the fix.

@@ -12,6 +12,10 @@
 namespace cohort::testing {
 
 inline const std::string kSharedData = COHORT_SHARED_DATA;
+// The tiny trained model most tests run.
+inline const std::string kStoriesGguf = kSharedData + "/models/stories260K.gguf";
+// The `cohort` binary of this build, which the integration tests start.
+inline const std::string kCohortBinary = COHORT_BINARY;
 
 inline bool have_shared_data() { return std::filesystem::is_directory(kSharedData); }
 

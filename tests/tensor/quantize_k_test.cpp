@@ -17,7 +17,7 @@ namespace {
 
 constexpr DType kKTypes[] = {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
-std::vector<float> decode(DType t, const void* block) {
+std::vector<float> decode_k(DType t, const void* block) {
   std::vector<float> y(kQK_K);
   dequantize_row(t, block, y.data(), kQK_K);
   return y;
@@ -86,7 +86,7 @@ TEST(QuantizeK, Q4KHandBuiltBlock) {
   want[31] = 36.75f;                                 // 0.5*5*15 - 0.75
   want[160] = 190.0f;                                // 0.5*45*9 - 12.5
   want[191] = 10.0f;                                 // 0.5*45*1 - 12.5
-  expect_values(decode(DType::kQ4_K, &b), want);
+  expect_values(decode_k(DType::kQ4_K, &b), want);
 }
 
 TEST(QuantizeK, Q5KHandBuiltBlock) {
@@ -107,7 +107,7 @@ TEST(QuantizeK, Q5KHandBuiltBlock) {
   want[31] = 36.75f;   // 0.5*5*15 - 0.75
   want[160] = 550.0f;  // 0.5*45*(9+16) - 12.5
   want[191] = 370.0f;  // 0.5*45*(1+16) - 12.5
-  expect_values(decode(DType::kQ5_K, &b), want);
+  expect_values(decode_k(DType::kQ5_K, &b), want);
 }
 
 // Q6_K: d = 0.5, scale 0 = 3, scale 13 = -7, others 0. Element 128h + 32k + l takes its
@@ -130,7 +130,7 @@ TEST(QuantizeK, Q6KHandBuiltBlock) {
   want[0] = 7.5f;                                             // 0.5*3*5
   want[208] = -91.0f;                                         // 0.5*-7*(58-32)
   want[223] = 52.5f;                                          // 0.5*-7*-15
-  expect_values(decode(DType::kQ6_K, &b), want);
+  expect_values(decode_k(DType::kQ6_K, &b), want);
 }
 
 // Q3_K: d = 0.25; scale 0 = -5 (stored 27 = 0b01'1011), scale 13 = 20 (stored 52 =
@@ -169,7 +169,7 @@ TEST(QuantizeK, Q3KHandBuiltBlock) {
   want[1] = 3.75f;                                            // 0.25*-5*-3
   want[208] = 10.0f;
   want[223] = 0.0f;
-  expect_values(decode(DType::kQ3_K, &b), want);
+  expect_values(decode_k(DType::kQ3_K, &b), want);
 }
 
 // Q2_K: d = 0.5, dmin = 0.25; scales byte = scale | min << 4. Element 128h + 32j + l is at
@@ -189,7 +189,7 @@ TEST(QuantizeK, Q2KHandBuiltBlock) {
   want[0] = 4.0f;                                    // 0.5*3*3 - 0.5
   want[208] = 3.25f;                                 // 0.5*10*1 - 1.75
   want[223] = 13.25f;                                // 0.5*10*3 - 1.75
-  expect_values(decode(DType::kQ2_K, &b), want);
+  expect_values(decode_k(DType::kQ2_K, &b), want);
 }
 
 TEST(QuantizeK, Q8KIsScaledRoundingWithBlockSums) {

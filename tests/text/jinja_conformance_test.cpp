@@ -20,7 +20,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr const char* kNow = "2025-01-15T10:30:00";
+constexpr const char* kConformanceNow = "2025-01-15T10:30:00";
 
 constexpr const char* kContext = R"J({
   "s": "héllo Wörld", "n": null, "i": 7, "f": 2.5, "b": true, "e": "",
@@ -269,14 +269,14 @@ TEST(JinjaConformance, SnippetsMatchPythonJinja2) {
     std::ofstream f(cases_path, std::ios::binary);
     f << cases.dump();
   }
-  auto r = testing::render_reference_batch(cases_path, kNow);
+  auto r = testing::render_reference_batch(cases_path, kConformanceNow);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json expected = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(expected.is_array());
   ASSERT_EQ(expected.size(), std::size(kCases));
 
   text::RenderOptions opts;
-  opts.now = *text::parse_local_time(kNow);
+  opts.now = *text::parse_local_time(kConformanceNow);
   int ok_both = 0;
   int failed_both = 0;
   for (size_t i = 0; i < std::size(kCases); ++i) {

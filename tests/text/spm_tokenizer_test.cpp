@@ -64,7 +64,7 @@ std::unique_ptr<SpmTokenizer> make(SpmVocab v) {
   return std::move(r).value();
 }
 
-int32_t id_of(const SpmTokenizer& tok, const std::string& text) {
+int32_t spm_id_of(const SpmTokenizer& tok, const std::string& text) {
   const int32_t id = tok.find_piece(sp(text));
   EXPECT_GE(id, 0) << text;
   return id;
@@ -78,7 +78,7 @@ std::string decode_all(const Tokenizer& tok, const std::vector<int32_t>& ids) {
 
 TEST(SpmTokenizer, MergesByScoreWithSpacePrefix) {
   auto tok = make(base_vocab(hello_pieces()));
-  const std::vector<int32_t> want = {id_of(*tok, " hello"), id_of(*tok, " world")};
+  const std::vector<int32_t> want = {spm_id_of(*tok, " hello"), spm_id_of(*tok, " world")};
   EXPECT_EQ(tok->encode("hello world", false, false), want);
   std::vector<int32_t> with_bos = want;
   with_bos.insert(with_bos.begin(), 1);
@@ -93,8 +93,8 @@ TEST(SpmTokenizer, NoSpacePrefixWhenDisabled) {
   SpmVocab v = base_vocab(hello_pieces());
   v.add_space_prefix = false;
   auto tok = make(std::move(v));
-  const std::vector<int32_t> want = {id_of(*tok, "h"), id_of(*tok, "e"), id_of(*tok, "llo"),
-                                     id_of(*tok, " world")};
+  const std::vector<int32_t> want = {spm_id_of(*tok, "h"), spm_id_of(*tok, "e"),
+                                     spm_id_of(*tok, "llo"), spm_id_of(*tok, " world")};
   EXPECT_EQ(tok->encode("hello world", false, false), want);
 }
 
@@ -106,16 +106,16 @@ TEST(SpmTokenizer, EqualScoresMergeLeftmostFirst) {
   v1.add_space_prefix = false;
   auto tok1 = make(std::move(v1));
   EXPECT_EQ(tok1->encode("abc", false, false),
-            (std::vector<int32_t>{id_of(*tok1, "ab"), id_of(*tok1, "c")}));
+            (std::vector<int32_t>{spm_id_of(*tok1, "ab"), spm_id_of(*tok1, "c")}));
   EXPECT_EQ(tok2->encode("abc", false, false),
-            (std::vector<int32_t>{id_of(*tok2, "a"), id_of(*tok2, "bc")}));
+            (std::vector<int32_t>{spm_id_of(*tok2, "a"), spm_id_of(*tok2, "bc")}));
 }
 
 TEST(SpmTokenizer, ByteFallbackForCharactersNotInVocab) {
   auto tok = make(base_vocab(hello_pieces()));
   const std::string emoji = "\xF0\x9F\x98\x80";  // U+1F600
-  const std::vector<int32_t> want = {id_of(*tok, " "), 3 + 0xF0, 3 + 0x9F,
-                                     3 + 0x98,         3 + 0x80, id_of(*tok, "h")};
+  const std::vector<int32_t> want = {spm_id_of(*tok, " "), 3 + 0xF0, 3 + 0x9F, 3 + 0x98, 3 + 0x80,
+                                     spm_id_of(*tok, "h")};
   EXPECT_EQ(tok->encode(emoji + "h", false, false), want);
   EXPECT_EQ(decode_all(*tok, want), " " + emoji + "h");
 }
@@ -134,7 +134,7 @@ TEST(SpmTokenizer, ByteFallbackWithoutByteTokensUsesUnknown) {
 
 TEST(SpmTokenizer, ParseSpecialSplitsControlTokens) {
   auto tok = make(base_vocab(hello_pieces()));
-  const int32_t hello = id_of(*tok, " hello");
+  const int32_t hello = spm_id_of(*tok, " hello");
   // Split out: the fragment after <s> gets the space prefix again, as llama.cpp does.
   EXPECT_EQ(tok->encode("<s>hello", false, true), (std::vector<int32_t>{1, hello}));
   EXPECT_EQ(tok->encode("hello</s><s>hello", false, true),
@@ -153,7 +153,7 @@ TEST(SpmTokenizer, UserDefinedTokensAreAlwaysSplit) {
   v.types.push_back(TokenType::kUserDefined);
   auto tok = make(std::move(v));
   const int32_t user = tok->n_vocab() - 1;
-  const int32_t hello = id_of(*tok, " hello");
+  const int32_t hello = spm_id_of(*tok, " hello");
   EXPECT_EQ(tok->encode("<|user|>hello", false, false), (std::vector<int32_t>{user, hello}));
   EXPECT_EQ(tok->token_to_piece(user), "<|user|>");
 }
@@ -192,7 +192,7 @@ TEST(SpmTokenizer, TokenToPieceByType) {
   EXPECT_EQ(tok->token_to_piece(1, true), "<s>");
   EXPECT_EQ(tok->token_to_piece(3 + 'A'), "A");
   EXPECT_EQ(tok->token_to_piece(3 + 0xFF), "\xFF");
-  EXPECT_EQ(tok->token_to_piece(id_of(*tok, " hello")), " hello");
+  EXPECT_EQ(tok->token_to_piece(spm_id_of(*tok, " hello")), " hello");
   EXPECT_EQ(tok->token_to_piece(-1), "");
   EXPECT_EQ(tok->token_to_piece(tok->n_vocab()), "");
 }
@@ -214,7 +214,7 @@ TEST(SpmTokenizer, EndOfGeneration) {
 TEST(Detokenizer, HoldsBackPartialUtf8) {
   auto tok = make(base_vocab(hello_pieces()));
   Detokenizer d(*tok);
-  EXPECT_EQ(d.push(id_of(*tok, " hello")), " hello");
+  EXPECT_EQ(d.push(spm_id_of(*tok, " hello")), " hello");
   EXPECT_EQ(d.push(3 + 0xF0), "");
   EXPECT_EQ(d.push(3 + 0x9F), "");
   EXPECT_EQ(d.push(3 + 0x98), "");

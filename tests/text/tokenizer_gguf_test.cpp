@@ -17,7 +17,7 @@
 namespace cohort::text {
 namespace {
 
-const std::string kData = testing::kSharedData;
+using testing::kSharedData;
 
 // Skips (with the reason) when the data file is absent; failing to open it is a failure.
 #define COHORT_OPEN_GGUF_OR_SKIP(var, path)                                       \
@@ -27,7 +27,7 @@ const std::string kData = testing::kSharedData;
   const format::GgufFile& var = var##_result.value()
 
 void check_vocab_vectors(const std::string& vocab) {
-  const std::string base = kData + "/vocab/" + vocab;
+  const std::string base = kSharedData + "/vocab/" + vocab;
   COHORT_OPEN_GGUF_OR_SKIP(file, base);
   auto tok = Tokenizer::from_gguf(file);
   ASSERT_TRUE(tok.is_ok()) << tok.status().message();
@@ -59,7 +59,7 @@ TEST(TokenizerGguf, LlamaSpmVectors) { check_vocab_vectors("ggml-vocab-llama-spm
 TEST(TokenizerGguf, Phi3Vectors) { check_vocab_vectors("ggml-vocab-phi-3.gguf"); }
 
 TEST(TokenizerGguf, Phi3EndTokensAreEndOfGeneration) {
-  const std::string path = kData + "/vocab/ggml-vocab-phi-3.gguf";
+  const std::string path = kSharedData + "/vocab/ggml-vocab-phi-3.gguf";
   COHORT_OPEN_GGUF_OR_SKIP(file, path);
   auto tok = Tokenizer::from_gguf(file);
   ASSERT_TRUE(tok.is_ok()) << tok.status().message();
@@ -80,8 +80,8 @@ TEST(TokenizerGguf, Phi3EndTokensAreEndOfGeneration) {
 }
 
 TEST(TokenizerGguf, Stories260KMatchesReference) {
-  const std::string path = kData + "/models/stories260K.gguf";
-  const std::string ref_path = kData + "/reference/stories260K-greedy.txt";
+  const std::string path = kSharedData + "/models/stories260K.gguf";
+  const std::string ref_path = kSharedData + "/reference/stories260K-greedy.txt";
   if (!std::filesystem::exists(ref_path)) GTEST_SKIP() << "no test data: " << ref_path;
   COHORT_OPEN_GGUF_OR_SKIP(file, path);
   auto tok = Tokenizer::from_gguf(file);
@@ -113,7 +113,7 @@ TEST(TokenizerGguf, Stories260KMatchesReference) {
 }
 
 TEST(TokenizerGguf, ByteLevelBpeLoads) {  // the vectors are in bpe_tokenizer_test.cpp
-  const std::string path = kData + "/vocab/ggml-vocab-gpt-2.gguf";
+  const std::string path = kSharedData + "/vocab/ggml-vocab-gpt-2.gguf";
   COHORT_OPEN_GGUF_OR_SKIP(file, path);
   auto tok = Tokenizer::from_gguf(file);
   ASSERT_TRUE(tok.is_ok()) << tok.status().message();
