@@ -38,7 +38,6 @@ struct ClusterSessionWorker {
   cluster::NodeInfo info;
   LinkReport link;
 };
-using Worker = ClusterSessionWorker;
 
 namespace {
 
@@ -83,7 +82,7 @@ void report_slow_links(const ClusterView& v, EventLog* events) {
 struct ClusterSession::Impl {
   ClusterOptions options;
   const format::GgufFile* file = nullptr;
-  std::vector<Worker> workers;
+  std::vector<ClusterSessionWorker> workers;
   cluster::NodeInfo head_info;
   cluster::Plan plan;
   std::unique_ptr<ThreadPool> pool;
@@ -107,7 +106,7 @@ struct ClusterSession::Impl {
   Status connect_workers();
   void probe_worker_links();
   Status setup();
-  Status setup_worker(Worker& w, const cluster::SetupRequest& req);
+  Status setup_worker(ClusterSessionWorker& w, const cluster::SetupRequest& req);
   void watch_workers();
   void note_step_times(size_t worker, const std::vector<uint8_t>& payload);
 };
@@ -155,7 +154,7 @@ void ClusterSession::Impl::watch_workers() {
   std::vector<HeartbeatMonitor::Peer> peers;
   std::vector<std::string> names = {head_info.name};
   std::vector<double> gbps = {head_info.matvec_gbps};
-  for (Worker& w : workers) {
+  for (ClusterSessionWorker& w : workers) {
     peers.push_back({w.info.name, &w.control});
     names.push_back(w.info.name);
     gbps.push_back(w.info.matvec_gbps);
@@ -179,7 +178,8 @@ void ClusterSession::Impl::watch_workers() {
       });
 }
 
-Status ClusterSession::Impl::setup_worker(Worker& w, const cluster::SetupRequest& req) {
+Status ClusterSession::Impl::setup_worker(ClusterSessionWorker& w,
+                                          const cluster::SetupRequest& req) {
   COHORT_ASSIGN_OR_RETURN(
       net::Frame f, request(w.control, cluster::kMsgSetup, cluster::encode(req),
                             cluster::kMsgShardWanted, cluster::kMsgSetupDone, kSetupTimeoutMs));
@@ -250,7 +250,7 @@ Status ClusterSession::Impl::connect_workers() {
              "worker " + a.to_string() + " refused the handshake: " + peer.status().message());
       continue;
     }
-    Worker w;
+    ClusterSessionWorker w;
     w.address = a;
     w.control = std::move(s).value();
     // A worker busy with another head says so (kMsgError) and is left out.
@@ -323,7 +323,7 @@ Status ClusterSession::Impl::setup() {
   head_info = probe_this_node(options.name, options.threads);
   std::vector<cluster::NodeDesc> nodes;
   nodes.push_back({head_info.name, head_info.free_bytes, 1.0});
-  for (const Worker& w : workers) {
+  for (const ClusterSessionWorker& w : workers) {
     const double speed =
         head_info.matvec_gbps > 0 ? w.info.matvec_gbps / head_info.matvec_gbps : 1.0;
     nodes.push_back({w.info.name, w.info.free_bytes, std::clamp(speed, 0.25, 4.0)});
@@ -372,7 +372,7 @@ Status ClusterSession::Impl::setup() {
     data_port = l.port();
     req.endpoints.push_back(net::HostPort{options.bind_host, l.port()}.to_string());
     listener.emplace(std::move(l));
-    for (Worker& w : workers) {
+    for (ClusterSessionWorker& w : workers) {
       net::WireWriter p;
       p.str("tcp");
       COHORT_ASSIGN_OR_RETURN(
@@ -442,7 +442,7 @@ ClusterSession::~ClusterSession() {
     if (!s.is_ok()) COHORT_LOG_WARN("cluster: stopping workers: %s", s.message().c_str());
   }
   impl_->monitor.reset();  // the workers' step loops have ended: their heartbeats stop
-  for (Worker& w : impl_->workers) {
+  for (ClusterSessionWorker& w : impl_->workers) {
     Status s = net::write_frame(w.control, cluster::kMsgShutdown, nullptr, 0, 2000);
     (void)s;  // a worker that has gone needs no goodbye
   }
@@ -480,7 +480,7 @@ ClusterView ClusterSession::view() const {
     return n;
   };
   v.nodes.push_back(node(im.head_info, "head", ""));
-  for (const Worker& w : im.workers)
+  for (const ClusterSessionWorker& w : im.workers)
     v.nodes.push_back(node(w.info, "worker", w.address.to_string()));
   // Plan ranks map to node indices in the same order (rank r runs on node plan.ranks[r].node).
   for (size_t r = 0; r < im.plan.ranks.size(); ++r) {
@@ -518,7 +518,7 @@ std::string ClusterSession::status_report() const {
                 impl_->head_info.name.c_str(), impl_->head_info.free_bytes / 1048576.0,
                 impl_->head_info.matvec_gbps, impl_->head_info.isa.c_str());
   s += buf;
-  for (const Worker& w : impl_->workers) {
+  for (const ClusterSessionWorker& w : impl_->workers) {
     std::snprintf(buf, sizeof(buf), "  %-12s %-21s %8.0f MiB free  %5.1f GB/s kernels  %s\n",
                   w.info.name.c_str(), w.address.to_string().c_str(), w.info.free_bytes / 1048576.0,
                   w.info.matvec_gbps, w.info.isa.c_str());
@@ -526,7 +526,7 @@ std::string ClusterSession::status_report() const {
   }
   s += "links (measured):\n";
   const char* delayed = impl_->options.link_delay_us ? " (plus injected delay)" : "";
-  for (const Worker& w : impl_->workers) {
+  for (const ClusterSessionWorker& w : impl_->workers) {
     std::snprintf(buf, sizeof(buf), "  %-12s <-> %-12s rtt %8.1f us  %8.2f GB/s%s\n",
                   impl_->head_info.name.c_str(), w.info.name.c_str(), w.link.rtt_us,
                   w.link.bandwidth_bytes_per_s / 1e9, delayed);

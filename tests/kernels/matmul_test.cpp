@@ -12,11 +12,14 @@
 
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "kernel_test_util.h"
 #include "kernels/matmul.h"
 #include "tensor/quantize.h"
 
 namespace cohort::kernels {
 namespace {
+
+using testing::ops_of;
 
 // A rows x cols matrix of type t with random weights, packed when pack and the table has a
 // packed form for t.
@@ -161,7 +164,7 @@ TEST(MatmulSlices, SlicedPackingGivesTheWholeMatrixsBits) {
   ThreadPool one(1), two(2);
   for (DType t : {DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kF16}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
-    const bool accumulates = k.types[static_cast<uint32_t>(t)].packed.accumulates;
+    const bool accumulates = ops_of(k, t).packed.accumulates;
     const int64_t cols = 1536, rows = 44;
     set_pack_slice_cols(0);
     const Matrix whole(k, one, t, rows, cols, 21, true);

@@ -11,14 +11,16 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "kernel_test_util.h"
 #include "kernels/kernels.h"
 
 namespace cohort::kernels {
 namespace {
 
+using testing::tables;
+
 TEST(Probes, ReadSumMatchesDoubleSum) {
-  for (const KernelTable* k : available()) {
-    if (k == nullptr) continue;
+  for (const KernelTable* k : tables()) {
     for (int64_t n : {0, 1, 7, 31, 32, 33, 100, 4099}) {
       Rng rng(static_cast<uint64_t>(n) + 3);
       std::vector<float> x(static_cast<size_t>(n) + 1);
@@ -35,8 +37,7 @@ TEST(Probes, ReadSumMatchesDoubleSum) {
 }
 
 TEST(Probes, FmaLoopReportsItsWork) {
-  for (const KernelTable* k : available()) {
-    if (k == nullptr) continue;
+  for (const KernelTable* k : tables()) {
     float sink = 0;
     const double flops = k->fma_loop(1000, &sink);
     // Two FLOP per lane per chain per iteration: a whole number of chains of >= 1 lane.

@@ -20,6 +20,7 @@
 
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "kernel_test_util.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "tensor/quant_blocks.h"
@@ -27,6 +28,9 @@
 
 namespace cohort::kernels {
 namespace {
+
+using testing::ops_of;
+using testing::tables;
 
 constexpr DType kKTypes[] = {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 constexpr double kRel = 1e-6;
@@ -75,16 +79,15 @@ Reference reference_dot(const std::vector<float>& w, const std::vector<float>& a
 const char* name(DType t) { return dtype_name(t).data(); }
 
 TEST(VecDotK, EveryTableHasEveryKType) {
-  for (const KernelTable* k : available()) {
-    if (!k) continue;
+  for (const KernelTable* k : tables()) {
     for (DType t : kKTypes) {
-      const TypeOps& ops = k->types[static_cast<uint32_t>(t)];
+      const TypeOps& ops = ops_of(*k, t);
       EXPECT_EQ(ops.vec_dot_type, DType::kQ8_K) << k->isa << " " << name(t);
       EXPECT_NE(ops.vec_dot, nullptr) << k->isa << " " << name(t);
       EXPECT_NE(ops.from_float, nullptr) << k->isa << " " << name(t);
       EXPECT_NE(ops.to_float, nullptr) << k->isa << " " << name(t);
     }
-    const TypeOps& q8k = k->types[static_cast<uint32_t>(DType::kQ8_K)];
+    const TypeOps& q8k = ops_of(*k, DType::kQ8_K);
     EXPECT_NE(q8k.from_float, nullptr) << k->isa;
     EXPECT_NE(q8k.to_float, nullptr) << k->isa;
   }
@@ -114,11 +117,10 @@ TEST(VecDotK, Q8KActivationsAreBitIdenticalToReference) {
   }
   const size_t bytes = row_bytes(DType::kQ8_K, n);
   std::vector<uint8_t> want(bytes);
-  ref.types[static_cast<uint32_t>(DType::kQ8_K)].from_float(x.data(), want.data(), n);
-  for (const KernelTable* k : available()) {
-    if (!k) continue;
+  ops_of(ref, DType::kQ8_K).from_float(x.data(), want.data(), n);
+  for (const KernelTable* k : tables()) {
     std::vector<uint8_t> got(bytes, 0xAB);
-    k->types[static_cast<uint32_t>(DType::kQ8_K)].from_float(x.data(), got.data(), n);
+    ops_of(*k, DType::kQ8_K).from_float(x.data(), got.data(), n);
     for (int64_t b = 0; b < n / kQK_K; ++b) {
       const size_t at = static_cast<size_t>(b) * sizeof(BlockQ8_K);
       EXPECT_EQ(std::memcmp(want.data() + at, got.data() + at, sizeof(BlockQ8_K)), 0)
@@ -141,16 +143,15 @@ TEST(VecDotK, AgreesWithDequantizedDotAndReference) {
         std::vector<float> af = random_row(rng, n, 1.0f, 0.0f);
         af[static_cast<size_t>(rep * 37 % n)] = 20.0f;
         std::vector<uint8_t> aq(row_bytes(DType::kQ8_K, n));
-        ref.types[static_cast<uint32_t>(DType::kQ8_K)].from_float(af.data(), aq.data(), n);
+        ops_of(ref, DType::kQ8_K).from_float(af.data(), aq.data(), n);
         std::vector<float> adq(static_cast<size_t>(n));
         dequantize_row_q8_k(aq.data(), adq.data(), n);
 
         const Reference r = reference_dot(w.f, adq);
-        const float ref_dot = ref.types[static_cast<uint32_t>(t)].vec_dot(n, w.q.data(), aq.data());
+        const float ref_dot = ops_of(ref, t).vec_dot(n, w.q.data(), aq.data());
         EXPECT_NEAR(ref_dot, r.dot, r.bound) << "ref " << name(t) << " n=" << n;
-        for (const KernelTable* k : available()) {
-          if (!k) continue;
-          const float got = k->types[static_cast<uint32_t>(t)].vec_dot(n, w.q.data(), aq.data());
+        for (const KernelTable* k : tables()) {
+          const float got = ops_of(*k, t).vec_dot(n, w.q.data(), aq.data());
           EXPECT_NEAR(got, r.dot, r.bound) << k->isa << " " << name(t) << " n=" << n;
           EXPECT_NEAR(got, ref_dot, r.bound) << k->isa << " vs ref " << name(t) << " n=" << n;
         }
@@ -215,9 +216,8 @@ TEST(VecDotK, ExtremeValuesMatchReference) {
       dequantize_row(t, w.data(), wf.data(), n);
       dequantize_row_q8_k(a.data(), af.data(), n);
       const Reference r = reference_dot(wf, af);
-      for (const KernelTable* k : available()) {
-        if (!k) continue;
-        const float got = k->types[static_cast<uint32_t>(t)].vec_dot(n, w.data(), a.data());
+      for (const KernelTable* k : tables()) {
+        const float got = ops_of(*k, t).vec_dot(n, w.data(), a.data());
         EXPECT_NEAR(got, r.dot, r.bound) << k->isa << " " << name(t) << " pattern " << pattern;
       }
       (void)ref;
@@ -241,8 +241,7 @@ TEST(VecDotK, MatmulMatchesNaiveLoop) {
     const WeightMatrix w{wq.data(), t, rows, cols, row_bytes(t, cols)};
     for (const int64_t n_tokens : {1, 3}) {
       const std::vector<float> x = random_row(rng, n_tokens * x_stride, 1.0f, 0.0f);
-      for (const KernelTable* k : available()) {
-        if (!k) continue;
+      for (const KernelTable* k : tables()) {
         std::vector<uint8_t> ws(matmul_workspace_bytes(*k, w, n_tokens));
         std::vector<float> y(static_cast<size_t>(n_tokens * rows), NAN);
         matmul(*k, pool, w, x.data(), x_stride, n_tokens, y.data(), ws.data());
