@@ -76,6 +76,24 @@ const KernelTable* avx2_vnni_table() {
 #endif
 }
 
+// The avx2_vnni_evex table with the kernels that 512-bit registers speed up. Their packed
+// layouts differ (Q4_0 in panels of 16 rows), so weights packed for one table are not
+// another's; every result is the same bits as the AVX2 tables'.
+const KernelTable* avx512_vnni_table() {
+#if defined(__x86_64__)
+  if (avx2_table() == nullptr || !cpu_has_avx512_core_vnni()) return nullptr;
+  static const KernelTable t = [] {
+    KernelTable k = make_avx2_vnni(true);
+    k.isa = "avx512_vnni";
+    fill_avx512_packed_q4_0(k);
+    return k;
+  }();
+  return &t;
+#else
+  return nullptr;
+#endif
+}
+
 #if defined(__x86_64__)
 // The register state the OS saves (XCR0's low half): bits 1, 2 for YMM, 5..7 for the AVX-512
 // opmask and ZMM state. 0 where the OS does not enable XSAVE (CPUID 1 ECX bit 27, OSXSAVE),
@@ -174,6 +192,18 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
+bool cpu_has_avx512_core_vnni() {
+#if defined(__x86_64__)
+  // CPUID leaf 7 EBX: AVX512F (bit 16), AVX512BW (bit 30).
+  if (!cpu_has_avx512_vnni()) return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 16)) && (b & (1u << 30));
+#else
+  return false;
+#endif
+}
+
 bool cpu_has_avx2_fma_f16c() {
 #if defined(__x86_64__)
   // CPUID leaf 1 ECX: FMA (bit 12), OSXSAVE (27), F16C (29); leaf 7 EBX: AVX2 (bit 5); and
@@ -196,13 +226,14 @@ const KernelTable& reference() {
 }
 
 const KernelTable& best() {
+  if (const KernelTable* z = avx512_vnni_table()) return *z;
   if (const KernelTable* v = avx2_vnni_table()) return *v;
   const KernelTable* a = avx2_table();
   return a ? *a : reference();
 }
 
-std::array<const KernelTable*, 3> available() {
-  return {&reference(), avx2_table(), avx2_vnni_table()};
+std::array<const KernelTable*, 4> available() {
+  return {&reference(), avx2_table(), avx2_vnni_table(), avx512_vnni_table()};
 }
 
 }  // namespace cohort::kernels

@@ -142,8 +142,9 @@ const KernelTable& best();
 const KernelTable& reference();
 // Tables for every ISA this CPU can run, reference first (for tests and benchmarks): ref,
 // avx2, avx2_vnni or avx2_vnni_evex (the avx2 table with vpdpbusd products, in the VEX or the
-// EVEX form: kernels/x86/simd_avx2.h Dot); null where the CPU lacks the ISA.
-std::array<const KernelTable*, 3> available();
+// EVEX form: kernels/x86/simd_avx2.h Dot), avx512_vnni (avx2_vnni_evex with 512-bit packed
+// tiles where they pay, in their own layouts); null where the CPU lacks the ISA.
+std::array<const KernelTable*, 4> available();
 
 // Whether the packed one-token (decode) products take two panels per pass or one
 // (kernels/x86/packed_tiles.h for_each_panel_pair): the results are the same bits either way,

@@ -18,6 +18,15 @@ inline constexpr size_t kQ4_0x8BlockBytes = 16 + 128;
 size_t q4_0x8_panel_bytes(int64_t n);
 void pack_q4_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q4_0, panels of 16 rows ("Q4_0x16", the AVX-512 tables'): the Q4_0x8 arrangement with 16
+// rows. Per block of 32 columns, 288 bytes: d[16] (f16 scales of rows 0..15), then 4 groups g
+// of 64 bytes, bytes 4i..4i+3 of group g row i's (low nibble q[i][8g+m], high q[i][8g+4+m]).
+// One 512-bit load thus holds 8 columns of all 16 rows, row i in int32 lane i.
+inline constexpr int64_t kQ4_0x16PanelRows = 16;
+inline constexpr size_t kQ4_0x16BlockBytes = 32 + 256;
+size_t q4_0x16_panel_bytes(int64_t n);
+void pack_q4_0x16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q8_0, panels of 8 rows ("Q8_0x8"). Per block of 32 columns, 272 bytes:
 //   d[8]     f16 scale of rows 0..7
 //   qs[256]  8 groups g of 32 bytes; in group g, bytes 4i..4i+3 are row i's codes

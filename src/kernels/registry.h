@@ -31,8 +31,13 @@ void fill_vnni_packed_q4_0(KernelTable& t, bool evex);  // x86/avx2_packed_q4_0.
 void fill_vnni_packed_q8_0(KernelTable& t, bool evex);  // x86/avx2_packed_q8_0.cpp
 void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp: q4_K
 
+// The avx512_vnni table's entries, on top of avx2_vnni_evex's: the only files compiled for
+// AVX-512 (AVX512F, BW, VL and VNNI), each with its own packed layout.
+void fill_avx512_packed_q4_0(KernelTable& t);  // x86/avx512_packed_q4_0.cpp: Q4_0x16
+
 bool cpu_has_avx2_fma_f16c();
-bool cpu_has_avx_vnni();     // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)
-bool cpu_has_avx512_vnni();  // AVX512-VNNI and AVX512VL, with the OS saving the AVX-512 state
+bool cpu_has_avx_vnni();          // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)
+bool cpu_has_avx512_vnni();       // AVX512-VNNI and AVX512VL, with the OS saving the AVX-512 state
+bool cpu_has_avx512_core_vnni();  // cpu_has_avx512_vnni() and AVX512F, AVX512BW
 
 }  // namespace cohort::kernels

@@ -332,6 +332,40 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
   EXPECT_GT(compared, 0) << vnni->isa << " replaces no packed product";
 }
 
+// The avx512_vnni table's packed products give the AVX2 table's bits though they read other
+// layouts (Q4_0 in panels of 16 rows): each table packs the same rows its own way. Covers 1..13
+// tokens (two whole 6-token tiles and every rest), a partial last panel, and decode with the
+// prefetches on and off (and the AVX2 side in pairs and alone).
+TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
+  const KernelTable* avx2 = available()[1];
+  const KernelTable* evex = available()[2];
+  const KernelTable* wide = available()[3];
+  if (wide == nullptr) GTEST_SKIP() << "this CPU lacks AVX512F/BW/VL/VNNI";
+  ASSERT_NE(avx2, nullptr);
+  ASSERT_NE(evex, nullptr);
+  int compared = 0;
+  for (DType t : kGemmTypes) {
+    const TypeOps::Packed& form = ops_of(*wide, t).packed;
+    if (form.gemm == ops_of(*evex, t).packed.gemm) continue;
+    ++compared;
+    for (const float scale : {1.0f, 1e-3f}) {
+      const Problem p(t, is_k_quant(t) ? 1024 : 1024 + 64, 2 * form.panel_rows + 5, 13, 23, scale);
+      const PackedProblem pa(p, *avx2), pw(p, *wide);
+      for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
+        for (const int mode : kDecodeReadModes) {
+          const DecodeReads setting(mode);
+          std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
+          ops_of(*avx2, t).packed.gemm(pa.args(want.data()), 0, p.rows, 0, tokens);
+          form.gemm(pw.args(got.data()), 0, p.rows, 0, tokens);
+          EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 0) << wide->isa << " replaces no packed product";
+}
+
 // Panel-aligned row pieces and any token pieces (as threads and batches split them), and each
 // token alone (one-token products one panel at a time and two panels at a time), give the bits
 // of one call over everything.

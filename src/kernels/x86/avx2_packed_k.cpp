@@ -33,13 +33,13 @@ namespace {
 struct TokenTerms {
   std::vector<float> d;          // the block's scale
   std::vector<int16_t> sub_sum;  // 16 per block: the sums of the codes of its sub-blocks
-  avx2::TermsKey key;            // what they were made from
+  TermsKey key;                  // what they were made from
 };
 
 // Terms of tokens [t0, t1) (token t's blocks at (t - t0) * nb), with kSums sub-block sums per
 // block (16: the file's bsums of 16 codes; 8: sums of 32), into per-thread storage grown to
 // the largest call seen: no allocation once warm; those of the last call when it read the
-// same activations (avx2::TermsKey). |sum| <= 32 * 128 fits int16.
+// same activations (TermsKey). |sum| <= 32 * 128 fits int16.
 template <int kSums>
 const TokenTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   static_assert(kSums == 8 || kSums == 16);

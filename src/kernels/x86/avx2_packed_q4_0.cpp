@@ -33,12 +33,12 @@ constexpr int kTokenTile = 4;
 struct TokenBlockTerms {
   std::vector<float> d;         // the block's scale, as a float
   std::vector<int32_t> offset;  // 8 * the sum of its codes
-  avx2::TermsKey key;           // what they were made from
+  TermsKey key;                 // what they were made from
 };
 
 // Terms of tokens [t0, t1) (token t's blocks at (t - t0) * nb), into per-thread storage grown
 // to the largest call seen: no allocation once warm; those of the last call when it read the
-// same activations (avx2::TermsKey: a product cut into chunks makes them once per thread).
+// same activations (TermsKey: a product cut into chunks makes them once per thread).
 const TokenBlockTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
   thread_local TokenBlockTerms terms;
   if (!terms.key.fresh(g, t0, t1)) return terms;

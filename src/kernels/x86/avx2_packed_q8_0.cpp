@@ -39,10 +39,10 @@ constexpr int kTokenTile = 6;
 
 // The activation scales of tokens [t0, t1) as floats (token t's blocks at (t - t0) * nb), in
 // per-thread storage grown to the largest call seen: no allocation once warm; those of the
-// last call when it read the same activations (avx2::TermsKey).
+// last call when it read the same activations (TermsKey).
 const float* token_scales(const GemmArgs& g, int64_t t0, int64_t t1) {
   thread_local std::vector<float> scales;
-  thread_local avx2::TermsKey key;
+  thread_local TermsKey key;
   if (!key.fresh(g, t0, t1)) return scales.data();
   const int64_t nb = g.n / kQK;
   const size_t need = static_cast<size_t>((t1 - t0) * nb);

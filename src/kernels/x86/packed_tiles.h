@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kernels/kernels.h"
+#include "kernels/terms_key.h"
 
 namespace cohort::kernels::avx2 {
 
@@ -22,33 +23,6 @@ namespace cohort::kernels::avx2 {
 // order changing from round to round; kept as it was. Q6_K takes two whole blocks instead
 // (kQ6_KDecodeAhead, measured when its blocks were read at two places at once).
 constexpr int kDecodePrefetchBytes = 1024;
-
-// What a gemm's per-thread terms (scales and sums of tokens' activation blocks) were made
-// from: fresh(g, t0, t1) says whether they must be made again for this call, and records the
-// call when so. They are reused only when g.a_version is non-zero (kernels/kernels.h) and the
-// call reads the same activations, width and tokens as the one that made them.
-class TermsKey {
- public:
-  bool fresh(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (g.a_version != 0 && g.a_version == version_ && g.a == a_ && g.a_stride == a_stride_ &&
-        g.n == n_ && t0 == t0_ && t1 == t1_) {
-      return false;
-    }
-    version_ = g.a_version;
-    a_ = g.a;
-    a_stride_ = g.a_stride;
-    n_ = g.n;
-    t0_ = t0;
-    t1_ = t1;
-    return true;
-  }
-
- private:
-  uint64_t version_ = 0;
-  const void* a_ = nullptr;
-  size_t a_stride_ = 0;
-  int64_t n_ = 0, t0_ = 0, t1_ = 0;
-};
 
 // Asks for `lines` 64-byte lines from kAhead bytes past p. A prefetch never faults, so p may
 // be near the end of the weights.
