@@ -145,8 +145,7 @@ struct Way {
   size_t bytes = 0;  // what one run reads
 };
 
-int run(DType type, int threads, int rounds) {
-  const kernels::KernelTable& kt = kernels::best();
+int run(DType type, int threads, int rounds, const kernels::KernelTable& kt) {
   if (kt.types[static_cast<uint32_t>(type)].packed.panel_rows == 0) {
     std::fprintf(stderr, "error: %s kernels have no packed %s layout\n", kt.isa,
                  std::string(dtype_name(type)).c_str());
@@ -248,6 +247,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Read speed of a 1B-shape decode token's products against plain reads"};
   std::string type = "q4_0";
   int threads = 1, rounds = 20;
+  std::string isa;
   app.add_option("--type", type, "Weight type: q4_0, q8_0, f16, q4_K or q6_K")
       ->capture_default_str();
   app.add_option("-t,--threads", threads, "Threads")
@@ -256,11 +256,23 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "Rounds of every way")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  app.add_option("--isa", isa, "Kernel table by name (default: the best for this CPU)");
   CLI11_PARSE(app, argc, argv);
+  const cohort::kernels::KernelTable* kt = &cohort::kernels::best();
+  if (!isa.empty()) {
+    kt = nullptr;
+    for (const cohort::kernels::KernelTable* k : cohort::kernels::available()) {
+      if (k != nullptr && isa == k->isa) kt = k;
+    }
+    if (kt == nullptr) {
+      std::fprintf(stderr, "error: no %s kernels on this CPU\n", isa.c_str());
+      return 2;
+    }
+  }
   const auto t = cohort::dtype_from_name(type);
   if (!t) {
     std::fprintf(stderr, "error: unknown type %s\n", type.c_str());
     return 2;
   }
-  return cohort::run(*t, threads, rounds);
+  return cohort::run(*t, threads, rounds, *kt);
 }

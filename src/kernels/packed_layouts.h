@@ -85,6 +85,27 @@ constexpr size_t q6_kx8_step(int c) { return kQ6_Kx8StepsOffset + kQ6_Kx8StepByt
 size_t q6_kx8_panel_bytes(int64_t n);
 void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q6_K, panels of 16 rows ("Q6_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
+// 3360 bytes (the file's 16 blocks), in the order a tile reads them (one sequential stream):
+//   d[16]        f16 super-block scale of rows 0..15
+//   then for each chunk c of 32 columns, 416 bytes from q6_kx16_step(c):
+//     scales[32] sub-block 2c + s of 16 columns, row i at 16s + i: its int8 scale (one
+//                128-bit load widens to the 16 int32 lanes)
+//     ql[256], qh[128]  the Q6_Kx8 arrangement with 16 rows (groups g of 64 bytes, row i at
+//                4i; two qh planes of 64 bytes)
+// Why the scales sit in each chunk: read from a table at the block's start, as Q6_Kx8 does,
+// they made two streams of one block, and one thread out of memory on the Zen 4 VM read 20
+// GB/s instead of the AVX2 tile's 29 (decode_layers_bench --type q6_K).
+inline constexpr int64_t kQ6_Kx16PanelRows = 16;
+inline constexpr size_t kQ6_Kx16StepsOffset = 32;
+inline constexpr size_t kQ6_Kx16StepBytes = 416;
+inline constexpr size_t kQ6_Kx16QlInStep = 32;
+inline constexpr size_t kQ6_Kx16QhInStep = kQ6_Kx16QlInStep + 256;
+inline constexpr size_t kQ6_Kx16BlockBytes = kQ6_Kx16StepsOffset + 8 * kQ6_Kx16StepBytes;
+constexpr size_t q6_kx16_step(int c) { return kQ6_Kx16StepsOffset + kQ6_Kx16StepBytes * c; }
+size_t q6_kx16_panel_bytes(int64_t n);
+void pack_q6_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // F16, panels of 64 rows ("F16x64"): 4 sub-panels of 16 rows, their columns interleaved so
 // that a one-token product reads the panel as ONE sequential stream while it keeps 4
 // independent sub-panel sums in flight. For each pair j of columns (2j, 2j + 1), 256 bytes:

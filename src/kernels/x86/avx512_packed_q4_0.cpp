@@ -13,22 +13,14 @@
 // products of at most 240 * 128), and each (row, token) pair has one float accumulator
 // updated block by block in order with fma(float(dot), d_w * d_a).
 //
-// This file is compiled with AVX-512 flags (CMakeLists.txt), so it defines nothing with
-// external or vague linkage that another file could also instantiate (no std templates, no
-// shared inline helpers): the linker could otherwise keep this file's AVX-512 copy of a
-// function that the AVX2 tables call on a CPU without AVX-512.
-// GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which its
-// -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593): a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
+// Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
+// function (x86/simd_avx512.h says why).
 #include <cstdint>
-#include <cstring>
-#include <new>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
 #include "kernels/terms_key.h"
+#include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
@@ -51,65 +43,35 @@ constexpr int64_t kPrefetchAhead = 1024;
 // seen (no allocation once warm), reused while a call reads the same activations.
 class TokenTerms {
  public:
-  TokenTerms() = default;
-  TokenTerms(const TokenTerms&) = delete;
-  TokenTerms& operator=(const TokenTerms&) = delete;
-  ~TokenTerms() {
-    delete[] d_;
-    delete[] offset_;
-  }
-
   // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
   void make(const GemmArgs& g, int64_t t0, int64_t t1) {
     if (!key_.fresh(g, t0, t1)) return;
     const int64_t nb = g.n / kQK;
     const size_t need = static_cast<size_t>((t1 - t0) * nb);
-    if (need > capacity_) {
-      delete[] d_;
-      delete[] offset_;
-      d_ = new float[need];
-      offset_ = new int32_t[need];
-      capacity_ = need;
-    }
+    float* d = d_.reserve(need);
+    int32_t* offset = offset_.reserve(need);
     for (int64_t t = t0; t < t1; ++t) {
       const auto* a =
           reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
       for (int64_t b = 0; b < nb; ++b) {
         const size_t i = static_cast<size_t>((t - t0) * nb + b);
-        d_[i] = _cvtsh_ss(a[b].d);
+        d[i] = _cvtsh_ss(a[b].d);
         // Sign-extend the 32 codes to int16 and add them in one 512-bit register.
         const __m512i q =
             _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
-        offset_[i] = 8 * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
+        offset[i] = 8 * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
       }
     }
   }
 
-  const float* d() const { return d_; }
-  const int32_t* offset() const { return offset_; }
+  const float* d() const { return d_.data(); }
+  const int32_t* offset() const { return offset_.data(); }
 
  private:
-  float* d_ = nullptr;
-  int32_t* offset_ = nullptr;
-  size_t capacity_ = 0;
+  GrowArray<float> d_;
+  GrowArray<int32_t> offset_;
   TermsKey key_;
 };
-
-// 4 activation bytes at p in every int32 lane (a memory operand of vpdpbusd: {1to16}).
-inline __m512i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
-inline __mmask16 row_mask(int64_t rows) {
-  return static_cast<__mmask16>(rows >= kRows ? 0xFFFF : (1u << rows) - 1);
-}
-
-// The first result of a tile's row sums: zero, or with g.accumulate what y holds.
-inline __m512 start_rows(const GemmArgs& g, const float* y, __mmask16 m) {
-  return g.accumulate ? _mm512_maskz_loadu_ps(m, y) : _mm512_setzero_ps();
-}
 
 // A block's integer dots to the rows' float sums: acc + float(lo + hi / 16 - offset) * d_w * d_a.
 inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m512 dw, float da) {
@@ -117,22 +79,6 @@ inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m5
   dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(offset));
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, _mm512_set1_ps(da)), acc);
 }
-
-// Asks for each 64-byte line of a panel once, kPrefetchAhead bytes before it is read.
-class LinePrefetcher {
- public:
-  LinePrefetcher(const uint8_t* start, bool on) : next_(start + kPrefetchAhead), on_(on) {}
-  void upto(const uint8_t* p) {
-    if (!on_) return;
-    for (const uint8_t* end = p + kPrefetchAhead; next_ < end; next_ += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(next_), _MM_HINT_T0);
-    }
-  }
-
- private:
-  const uint8_t* next_;
-  bool on_;
-};
 
 // One panel (16 rows at r, stored up to r1) x token t: decode. The low and the high nibbles
 // each keep two int32 chains (groups 0, 2 and 1, 3), so that a block's 8 vpdpbusd are two
@@ -143,9 +89,9 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
-  __m512 acc = start_rows(g, y, m);
+  __m512 acc = start_rows_x16(g, y, m);
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
-  LinePrefetcher ahead(panel, prefetch);
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kBlockBytes;
     ahead.upto(blk + kBlockBytes);
@@ -156,9 +102,9 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     for (int grp = 0; grp < 4; ++grp) {
       const __m512i v = _mm512_loadu_si512(blk + kScaleBytes + kGroupBytes * grp);
       lo[grp & 1] =
-          _mm512_dpbusd_epi32(lo[grp & 1], _mm512_and_si512(v, low), broadcast4(q + 8 * grp));
-      hi[grp & 1] =
-          _mm512_dpbusd_epi32(hi[grp & 1], _mm512_and_si512(v, high), broadcast4(q + 8 * grp + 4));
+          _mm512_dpbusd_epi32(lo[grp & 1], _mm512_and_si512(v, low), broadcast4_x16(q + 8 * grp));
+      hi[grp & 1] = _mm512_dpbusd_epi32(hi[grp & 1], _mm512_and_si512(v, high),
+                                        broadcast4_x16(q + 8 * grp + 4));
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
     acc = add_block(acc, _mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(hi[0], hi[1]), toff[b],
@@ -178,7 +124,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   for (int j = 0; j < T; ++j) {
     a[j] =
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
-    acc[j] = start_rows(g, g.y + (t + j) * g.y_stride + r, m);
+    acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
   for (int64_t b = 0; b < nb; ++b) {
@@ -192,8 +138,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 8
       for (int j = 0; j < T; ++j) {
         const int8_t* q = a[j][b].qs + 8 * grp;
-        lo[j] = _mm512_dpbusd_epi32(lo[j], vl, broadcast4(q));
-        hi[j] = _mm512_dpbusd_epi32(hi[j], vh, broadcast4(q + 4));
+        lo[j] = _mm512_dpbusd_epi32(lo[j], vl, broadcast4_x16(q));
+        hi[j] = _mm512_dpbusd_epi32(hi[j], vh, broadcast4_x16(q + 4));
       }
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));

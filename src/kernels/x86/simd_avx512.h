@@ -1,0 +1,81 @@
+// What the AVX-512 packed tiles (x86/avx512_*.cpp, compiled with AVX-512 flags) share. Only
+// those files include it. Everything here has internal linkage (an unnamed namespace): a
+// function compiled for AVX-512 must never be the copy the linker keeps for a caller on a CPU
+// without it (tests/kernels/avx512_symbols.sh checks the objects).
+#pragma once
+
+// GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which its
+// -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+namespace cohort::kernels {
+namespace {
+
+// 4 activation bytes at p in every int32 lane (a memory operand of vpdpbusd: {1to16}).
+inline __m512i broadcast4_x16(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// The first `rows` of 16 lanes (all of them from 16 rows on).
+inline __mmask16 row_mask(int64_t rows) {
+  return static_cast<__mmask16>(rows >= 16 ? 0xFFFF : (1u << rows) - 1);
+}
+
+// The first value of a 16-row tile's sums: zero, or with g.accumulate what y holds.
+inline __m512 start_rows_x16(const GemmArgs& g, const float* y, __mmask16 m) {
+  return g.accumulate ? _mm512_maskz_loadu_ps(m, y) : _mm512_setzero_ps();
+}
+
+// An array grown to the largest size asked for: a tile's per-thread terms, no allocation
+// once warm.
+template <typename T>
+class GrowArray {
+ public:
+  GrowArray() = default;
+  GrowArray(const GrowArray&) = delete;
+  GrowArray& operator=(const GrowArray&) = delete;
+  ~GrowArray() { delete[] p_; }
+  // At least n elements (their values undefined after a growth).
+  T* reserve(size_t n) {
+    if (n > capacity_) {
+      delete[] p_;
+      p_ = new T[n];
+      capacity_ = n;
+    }
+    return p_;
+  }
+  const T* data() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// Asks for each 64-byte line of a stream once, kAhead bytes before it is read (where on: the
+// decode_prefetch() setting, as the AVX2 tiles' LinePrefetcher).
+template <int64_t kAhead>
+class StreamPrefetcher {
+ public:
+  StreamPrefetcher(const uint8_t* start, bool on) : next_(start + kAhead), on_(on) {}
+  void upto(const uint8_t* p) {
+    if (!on_) return;
+    for (const uint8_t* end = p + kAhead; next_ < end; next_ += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(next_), _MM_HINT_T0);
+    }
+  }
+
+ private:
+  const uint8_t* next_;
+  bool on_;
+};
+
+}  // namespace
+}  // namespace cohort::kernels
