@@ -59,6 +59,27 @@ inline constexpr size_t kQ4_Kx8BlockBytes = kQ4_Kx8QsOffset + 1024;
 size_t q4_kx8_panel_bytes(int64_t n);
 void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q4_K, panels of 16 rows ("Q4_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
+// 2368 bytes (the file's 16 blocks take 2304: +2.8%), in the order a tile reads them (one
+// sequential stream, see Q6_Kx16):
+//   d[16], dmin[16]  f16 super-block scale and min scale of rows 0..15
+//   mins[128]        pair k of sub-blocks (2k, 2k + 1), row i at 32k + 2i + s: the 6-bit min of
+//                    sub-block 2k + s as a byte (widened to int16, a row's two mins fill one
+//                    int32 lane, ready for madd with the pair of activation sums)
+//   then for each sub-block j of 32 columns, 272 bytes from q4_kx16_sub(j):
+//     scales[16]     row i's 6-bit scale as byte i
+//     qs[256]        the Q4_0x16 group arrangement of the sub-block's codes (4 groups of 64
+//                    bytes, row i at 4i: low nibble column 8g + m, high nibble 8g + 4 + m)
+// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+inline constexpr int64_t kQ4_Kx16PanelRows = 16;
+inline constexpr size_t kQ4_Kx16MinsOffset = 64;
+inline constexpr size_t kQ4_Kx16SubsOffset = 192;
+inline constexpr size_t kQ4_Kx16SubBytes = 16 + 256;
+inline constexpr size_t kQ4_Kx16BlockBytes = kQ4_Kx16SubsOffset + 8 * kQ4_Kx16SubBytes;
+constexpr size_t q4_kx16_sub(int j) { return kQ4_Kx16SubsOffset + kQ4_Kx16SubBytes * j; }
+size_t q4_kx16_panel_bytes(int64_t n);
+void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q6_K, panels of 8 rows ("Q6_Kx8"). Per super-block of 256 columns, 1680 bytes (exactly the
 // file's 8 blocks), in the order a tile reads them (one sequential stream):
 //   d[8]        f16 super-block scale of rows 0..7

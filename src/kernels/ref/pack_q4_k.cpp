@@ -19,31 +19,30 @@ void unpack_scales_mins(const uint8_t* s, uint8_t sc[8], uint8_t mn[8]) {
   }
 }
 
-}  // namespace
-
-size_t q4_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ4_Kx8BlockBytes; }
-
-void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+// One panel of kRows rows: Q4_Kx8 (the scales in a table, row i at 8j + i, before the codes)
+// or Q4_Kx16 (each sub-block's scales before its codes, row i at i); mins in pairs either way.
+template <int64_t kRows>
+void pack_q4_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  constexpr bool kWide = kRows == 16;
+  constexpr size_t kBlock = kWide ? kQ4_Kx16BlockBytes : kQ4_Kx8BlockBytes;
+  constexpr size_t kMins = kWide ? kQ4_Kx16MinsOffset : kQ4_Kx8MinsOffset;
   const int64_t nb = n / kQK_K;
   auto* out = static_cast<uint8_t*>(dst);
-  std::memset(out, 0, q4_kx8_panel_bytes(n));
+  std::memset(out, 0, static_cast<size_t>(nb) * kBlock);
   for (int64_t b = 0; b < nb; ++b) {
-    uint8_t* blk = out + b * kQ4_Kx8BlockBytes;
+    uint8_t* blk = out + b * kBlock;
     auto* d = reinterpret_cast<uint16_t*>(blk);
-    uint8_t* scales = blk + kQ4_Kx8ScalesOffset;
-    uint8_t* mins = blk + kQ4_Kx8MinsOffset;
-    uint8_t* qs = blk + kQ4_Kx8QsOffset;
     for (int64_t i = 0; i < n_rows; ++i) {
       const auto* row = reinterpret_cast<const BlockQ4_K*>(static_cast<const uint8_t*>(src) +
                                                            static_cast<size_t>(i) * src_stride);
       const BlockQ4_K& x = row[b];
       d[i] = x.d;
-      d[8 + i] = x.dmin;
+      d[kRows + i] = x.dmin;
       uint8_t sc[8], mn[8];
       unpack_scales_mins(x.scales, sc, mn);
       for (int j = 0; j < 8; ++j) {
-        scales[8 * j + i] = sc[j];
-        mins[16 * (j / 2) + 2 * i + j % 2] = mn[j];
+        blk[kWide ? q4_kx16_sub(j) + i : kQ4_Kx8ScalesOffset + 8 * j + i] = sc[j];
+        blk[kMins + 2 * kRows * (j / 2) + 2 * i + j % 2] = mn[j];
       }
       // The file's code of element e: bytes 32h.. hold elements 64h.. in their low nibbles
       // and 64h + 32.. in their high nibbles.
@@ -52,15 +51,32 @@ void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, 
         return (e % 64) < 32 ? byte & 0x0F : byte >> 4;
       };
       for (int j = 0; j < 8; ++j) {
+        uint8_t* qs = blk + (kWide ? q4_kx16_sub(j) + 16 : kQ4_Kx8QsOffset + 128 * j);
         for (int g = 0; g < 4; ++g) {
           for (int m = 0; m < 4; ++m) {
             const int e = 32 * j + 8 * g + m;
-            qs[128 * j + 32 * g + 4 * i + m] = static_cast<uint8_t>(code(e) | (code(e + 4) << 4));
+            qs[4 * kRows * g + 4 * i + m] = static_cast<uint8_t>(code(e) | (code(e + 4) << 4));
           }
         }
       }
     }
   }
+}
+
+}  // namespace
+
+size_t q4_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ4_Kx8BlockBytes; }
+
+void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  pack_q4_k_panel<kQ4_KPanelRows>(src, src_stride, n_rows, n, dst);
+}
+
+size_t q4_kx16_panel_bytes(int64_t n) {
+  return static_cast<size_t>(n / kQK_K) * kQ4_Kx16BlockBytes;
+}
+
+void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  pack_q4_k_panel<kQ4_Kx16PanelRows>(src, src_stride, n_rows, n, dst);
 }
 
 }  // namespace cohort::kernels

@@ -27,7 +27,6 @@
 namespace cohort::kernels {
 namespace {
 
-constexpr int64_t kRows = kQ6_Kx16PanelRows;
 constexpr int kGroupBytes = 64;
 
 // Tokens per prefill tile: each keeps a sub-block's two sums, the super-block's sum and its
@@ -145,33 +144,16 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
 }
 
-// Tokens [t, t1) of one panel in tiles of T, then one tile of the rest.
-template <int T>
-void panel_tiles(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-                 int64_t t1, const TokenTerms& terms, int64_t nb, int64_t t0) {
-  if constexpr (T > 0) {
-    for (; t + T <= t1; t += T) {
-      const int64_t k = (t - t0) * nb;
-      panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, false);
-    }
-    panel_tiles<T - 1>(g, panel, r, r1, t, t1, terms, nb, t0);
-  }
-}
-
 void gemm_packed_q6_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   static thread_local TokenTerms terms;
-  const int64_t nb = g.n / kQK_K;
   terms.make(g, t0, t1);
-  const auto* w = static_cast<const uint8_t*>(g.w);
-  const bool prefetch = decode_prefetch();
-  for (int64_t r = r0; r < r1; r += kRows) {
-    const uint8_t* panel = w + (r / kRows) * g.w_stride;
-    if (t1 - t0 == 1) {
-      panel_tile<1>(g, panel, r, r1, t0, terms.d(), terms.sums32(), nb, prefetch);
-    } else {
-      panel_tiles<kTokenTile>(g, panel, r, r1, t0, t1, terms, nb, t0);
-    }
-  }
+  const int64_t nb = g.n / kQK_K;
+  const bool prefetch = t1 - t0 == 1 && decode_prefetch();
+  for_each_tile_x16<kTokenTile>(
+      g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
+        const int64_t k = (t - t0) * nb;
+        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+      });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/kernels.h"
 
@@ -76,6 +77,24 @@ class StreamPrefetcher {
   const uint8_t* next_;
   bool on_;
 };
+
+// Calls tile.template operator()<T>(panel, r, t) over the panels of 16 rows of rows [r0, r1)
+// (r0 a multiple of 16, panels g.w_stride bytes apart) and tokens [t0, t1): T = kTile while
+// whole tiles fit, then T = the count left (1 .. kTile - 1, so one token alone is T = 1).
+template <int kTile, typename Tile>
+void for_each_tile_x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
+                       const Tile& tile) {
+  const auto* w = static_cast<const uint8_t*>(g.w);
+  for (int64_t r = r0; r < r1; r += 16) {
+    const uint8_t* panel = w + (r / 16) * g.w_stride;
+    int64_t t = t0;
+    for (; t + kTile <= t1; t += kTile) tile.template operator()<kTile>(panel, r, t);
+    [&]<int... T>(std::integer_sequence<int, T...>) {
+      ((t1 - t == T + 1 ? tile.template operator()<T + 1>(panel, r, t) : void()), ...);
+    }
+    (std::make_integer_sequence<int, kTile - 1>{});
+  }
+}
 
 }  // namespace
 }  // namespace cohort::kernels

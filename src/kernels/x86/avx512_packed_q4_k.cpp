@@ -1,0 +1,176 @@
+// AVX-512 product of packed Q4_K panels of 16 rows (kernels/packed_layouts.h "Q4_Kx16", the
+// 16 rows in the 16 int32 lanes) with Q8_K activations, decode and prefill alike: the
+// avx512_vnni table's Q4_K. Per sub-block of 32 columns, one 512-bit load holds 8 columns of
+// all 16 rows; its low nibbles (v & 0x0F) and high ones in place (v & 0xF0, 16 x the code)
+// each meet a token's 4 activation bytes, broadcast to every lane, in one vpdpbusd; the
+// sub-block's int32 sums take its scale by an int32 multiply. The mins term sum_j min_j *
+// sum_j(a) is 4 madds per super-block of a row's mins in pairs with the token's pairs of
+// sub-block sums. Per super-block and token: one fma with d_w * d_a, one with dmin_w * d_a.
+//
+// Exactness: the same exact integers as the AVX2 VNNI tile (avx2_packed_k.cpp q4_k_tile) in
+// the same float operations, so the same bits: a sub-block's dot is at most 32 * 15 * 128,
+// times a scale <= 63, over 8 sub-blocks: < 2^31.
+//
+// Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
+// function (x86/simd_avx512.h says why).
+#include <cstdint>
+
+#include "kernels/packed_layouts.h"
+#include "kernels/registry.h"
+#include "kernels/terms_key.h"
+#include "kernels/x86/simd_avx512.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+namespace {
+
+constexpr int kGroupBytes = 64;
+
+// Tokens per prefill tile: each keeps a sub-block's two sums, the super-block's sum and its
+// float accumulator in registers.
+constexpr int kTokenTile = 6;
+
+// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch()
+// (the AVX2 tiles' kDecodePrefetchBytes).
+constexpr int64_t kPrefetchAhead = 1024;
+
+// Per token super-block, what the tiles take from the activations besides their codes: the
+// block's scale and the sums of the codes of its 8 sub-blocks of 32 (int16, in pairs for
+// madd). Per-thread storage grown to the largest call seen, reused while a call reads the
+// same activations.
+class TokenTerms {
+ public:
+  // Terms of tokens [t0, t1) of g (token t's super-blocks from (t - t0) * nb on).
+  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
+    if (!key_.fresh(g, t0, t1)) return;
+    const int64_t nb = g.n / kQK_K;
+    const size_t need = static_cast<size_t>((t1 - t0) * nb);
+    float* d = d_.reserve(need);
+    int16_t* sums = sums_.reserve(8 * need);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* a =
+          reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+      for (int64_t b = 0; b < nb; ++b) {
+        const size_t i = static_cast<size_t>((t - t0) * nb + b);
+        d[i] = a[b].d;
+        // |sum| <= 32 * 128 fits int16.
+        for (int j = 0; j < 8; ++j) {
+          sums[8 * i + j] = static_cast<int16_t>(a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+        }
+      }
+    }
+  }
+
+  const float* d() const { return d_.data(); }
+  const int16_t* sums() const { return sums_.data(); }
+
+ private:
+  GrowArray<float> d_;
+  GrowArray<int16_t> sums_;
+  TermsKey key_;
+};
+
+// One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
+// td, ts). One token (decode) keeps two chains per nibble half (groups 0, 2 and 1, 3).
+template <int T>
+void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                const float* td, const int16_t* ts, int64_t nb, bool prefetch) {
+  constexpr int kChains = T == 1 ? 2 : 1;
+  const BlockQ8_K* a[T];
+  __m512 acc[T];
+  const __mmask16 m = row_mask(r1 - r);
+  for (int j = 0; j < T; ++j) {
+    a[j] =
+        reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
+    acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
+  }
+  const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, T == 1 && prefetch);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = panel + b * kQ4_Kx16BlockBytes;
+    ahead.upto(blk + kQ4_Kx16SubsOffset);
+    // The mins term first (the mins lead the block): sum_k madd(mins pair k, sums pair k).
+    __m512i mins[4];
+    for (int k = 0; k < 4; ++k) {
+      mins[k] = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4_Kx16MinsOffset + 32 * k)));
+    }
+    __m512i summ[T], sumi[T];
+#pragma GCC unroll 8
+    for (int j = 0; j < T; ++j) {
+      const int16_t* s = ts + 8 * (j * nb + b);
+      summ[j] = _mm512_madd_epi16(mins[0], broadcast4_x16(s));
+      for (int k = 1; k < 4; ++k) {
+        summ[j] = _mm512_add_epi32(summ[j], _mm512_madd_epi16(mins[k], broadcast4_x16(s + 2 * k)));
+      }
+      sumi[j] = _mm512_setzero_si512();
+    }
+    for (int sb = 0; sb < 8; ++sb) {
+      const uint8_t* sub = blk + q4_kx16_sub(sb);
+      ahead.upto(sub + kQ4_Kx16SubBytes);
+      __m512i plo[T][kChains], phi[T][kChains];
+      for (int j = 0; j < T; ++j) {
+        for (int c = 0; c < kChains; ++c) plo[j][c] = phi[j][c] = _mm512_setzero_si512();
+      }
+#pragma GCC unroll 4
+      for (int grp = 0; grp < 4; ++grp) {
+        const __m512i v = _mm512_loadu_si512(sub + 16 + kGroupBytes * grp);
+        const __m512i vl = _mm512_and_si512(v, low), vh = _mm512_and_si512(v, high);
+        const int c = grp % kChains;
+#pragma GCC unroll 8
+        for (int j = 0; j < T; ++j) {
+          const int8_t* q = a[j][b].qs + 32 * sb + 8 * grp;
+          plo[j][c] = _mm512_dpbusd_epi32(plo[j][c], vl, broadcast4_x16(q));
+          phi[j][c] = _mm512_dpbusd_epi32(phi[j][c], vh, broadcast4_x16(q + 4));
+        }
+      }
+      const __m512i sc =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sub)));
+#pragma GCC unroll 8
+      for (int j = 0; j < T; ++j) {
+        __m512i lo = plo[j][0], hi = phi[j][0];
+        if constexpr (kChains == 2) {
+          lo = _mm512_add_epi32(lo, plo[j][1]);
+          hi = _mm512_add_epi32(hi, phi[j][1]);
+        }
+        const __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+        sumi[j] = _mm512_add_epi32(sumi[j], _mm512_mullo_epi32(dot, sc));
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    const __m512 dminw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+#pragma GCC unroll 8
+    for (int j = 0; j < T; ++j) {
+      const __m512 da = _mm512_set1_ps(td[j * nb + b]);
+      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi[j]), _mm512_mul_ps(dw, da), acc[j]);
+      acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(summ[j]), _mm512_mul_ps(dminw, da), acc[j]);
+    }
+  }
+  for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
+}
+
+void gemm_packed_q4_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  static thread_local TokenTerms terms;
+  terms.make(g, t0, t1);
+  const int64_t nb = g.n / kQK_K;
+  const bool prefetch = t1 - t0 == 1 && decode_prefetch();
+  for_each_tile_x16<kTokenTile>(
+      g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
+        const int64_t k = (t - t0) * nb;
+        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + 8 * k, nb, prefetch);
+      });
+}
+
+}  // namespace
+
+void fill_avx512_packed_q4_k(KernelTable& t) {
+  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kQ4_K)].packed;
+  p.panel_rows = kQ4_Kx16PanelRows;
+  p.panel_bytes = q4_kx16_panel_bytes;
+  p.pack_panel = pack_q4_kx16;
+  p.gemm = gemm_packed_q4_kx16;
+  p.accumulates = true;
+}
+
+}  // namespace cohort::kernels
