@@ -39,6 +39,16 @@ inline constexpr size_t kQ8_0x8BlockBytes = 16 + 32 * kQ8_0x8Groups;
 size_t q8_0x8_panel_bytes(int64_t n);
 void pack_q8_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q8_0, panels of 16 rows ("Q8_0x16", the AVX-512 tables'). Per block of 32 columns, 544
+// bytes: d[16] (f16 scales of rows 0..15), then 8 groups g of 64 bytes, bytes 4i..4i+3 of
+// group g row i's codes q[i][4g..4g+3] stored as q + 128 (q ^ 0x80: an unsigned byte, as
+// vpdpbusd multiplies its first operand; the tile takes 128 x the activations' sum off).
+// Rows past the matrix have zero scales (and codes 0x80, value 0).
+inline constexpr int64_t kQ8_0x16PanelRows = 16;
+inline constexpr size_t kQ8_0x16BlockBytes = 32 + 8 * 64;
+size_t q8_0x16_panel_bytes(int64_t n);
+void pack_q8_0x16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q4_K, panels of 8 rows ("Q4_Kx8"). Per super-block of 256 columns, 1184 bytes (the file's 8
 // blocks take 1152: +2.8%):
 //   d[8]       f16 super-block scale of rows 0..7

@@ -35,6 +35,7 @@ void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp
 // AVX-512 (AVX512F, BW, VL and VNNI), each with its own packed layout.
 void fill_avx512_packed_q4_0(KernelTable& t);  // x86/avx512_packed_q4_0.cpp: Q4_0x16
 void fill_avx512_packed_q4_k(KernelTable& t);  // x86/avx512_packed_q4_k.cpp: Q4_Kx16
+void fill_avx512_packed_q8_0(KernelTable& t);  // x86/avx512_packed_q8_0.cpp: Q8_0x16
 void fill_avx512_packed_q6_k(KernelTable& t);  // x86/avx512_packed_q6_k.cpp: Q6_Kx16
 
 bool cpu_has_avx2_fma_f16c();

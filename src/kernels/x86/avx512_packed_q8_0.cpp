@@ -1,0 +1,142 @@
+// AVX-512 product of packed Q8_0 panels of 16 rows (kernels/packed_layouts.h "Q8_0x16", the
+// 16 rows in the 16 int32 lanes, codes stored as q + 128) with Q8_0 activations, decode and
+// prefill alike: the avx512_vnni table's Q8_0. One 512-bit load holds 4 columns of all 16
+// rows as unsigned bytes, which meet a token's 4 activation bytes, broadcast to every lane, in
+// one vpdpbusd: sum (q + 128) a - 128 sum a = sum q a, the second term one integer per token
+// block. The AVX2 tiles (avx2_packed_q8_0.cpp) take |w| and move the signs onto the
+// activations first (vpsignb, which AVX-512 lacks): per 4 columns of 8 rows and token, 2 or 4
+// instructions where this takes 1 for 16 rows.
+//
+// Exactness: a lane adds 4 products of at most 255 * 128 per group, over 8 groups: exact in
+// int32, and the block's integer is sum q a, the AVX2 tiles' own; then the same float
+// operations (fma(float(dot), d_w * d_a, acc) block by block in order), so the same bits.
+//
+// Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
+// function (x86/simd_avx512.h says why).
+#include <cstdint>
+
+#include "kernels/packed_layouts.h"
+#include "kernels/registry.h"
+#include "kernels/terms_key.h"
+#include "kernels/x86/simd_avx512.h"
+#include "tensor/quant_blocks.h"
+
+namespace cohort::kernels {
+namespace {
+
+constexpr int kGroups = 8;
+constexpr int kGroupBytes = 64;
+
+// Tokens per prefill tile: each keeps one int32 sum and a float accumulator in registers.
+constexpr int kTokenTile = 8;
+
+// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch()
+// (the AVX2 tiles' kDecodePrefetchBytes).
+constexpr int64_t kPrefetchAhead = 1024;
+
+// Per token block, what the tiles take from the activations besides their codes: the
+// block's scale as a float and 128 x the sum of its codes. Per-thread storage grown to the
+// largest call seen, reused while a call reads the same activations.
+class TokenTerms {
+ public:
+  // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
+  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
+    if (!key_.fresh(g, t0, t1)) return;
+    const int64_t nb = g.n / kQK;
+    const size_t need = static_cast<size_t>((t1 - t0) * nb);
+    float* d = d_.reserve(need);
+    int32_t* offset = offset_.reserve(need);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* a =
+          reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+      for (int64_t b = 0; b < nb; ++b) {
+        const size_t i = static_cast<size_t>((t - t0) * nb + b);
+        d[i] = _cvtsh_ss(a[b].d);
+        const __m512i q =
+            _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
+        offset[i] = 128 * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
+      }
+    }
+  }
+
+  const float* d() const { return d_.data(); }
+  const int32_t* offset() const { return offset_.data(); }
+
+ private:
+  GrowArray<float> d_;
+  GrowArray<int32_t> offset_;
+  TermsKey key_;
+};
+
+// One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
+// td, toff). One token (decode) keeps 4 int32 chains (group g in chain g % 4), so that a
+// block's 8 vpdpbusd are two deep.
+template <int T>
+void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
+  constexpr int kChains = T == 1 ? 4 : 1;
+  const BlockQ8_0* a[T];
+  __m512 acc[T];
+  const __mmask16 m = row_mask(r1 - r);
+  for (int j = 0; j < T; ++j) {
+    a[j] =
+        reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
+    acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
+  }
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, T == 1 && prefetch);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
+    ahead.upto(blk + kQ8_0x16BlockBytes);
+    __m512i sum[T][kChains];
+    for (int j = 0; j < T; ++j) {
+      for (int c = 0; c < kChains; ++c) sum[j][c] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 8
+    for (int grp = 0; grp < kGroups; ++grp) {
+      const __m512i w = _mm512_loadu_si512(blk + 32 + kGroupBytes * grp);
+#pragma GCC unroll 8
+      for (int j = 0; j < T; ++j) {
+        __m512i& s = sum[j][grp % kChains];
+        s = _mm512_dpbusd_epi32(s, w, broadcast4_x16(a[j][b].qs + 4 * grp));
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+#pragma GCC unroll 8
+    for (int j = 0; j < T; ++j) {
+      __m512i dot = sum[j][0];
+      if constexpr (kChains == 4) {
+        dot = _mm512_add_epi32(_mm512_add_epi32(dot, sum[j][1]),
+                               _mm512_add_epi32(sum[j][2], sum[j][3]));
+      }
+      dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(toff[j * nb + b]));
+      const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(td[j * nb + b]));
+      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[j]);
+    }
+  }
+  for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
+}
+
+void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  static thread_local TokenTerms terms;
+  terms.make(g, t0, t1);
+  const int64_t nb = g.n / kQK;
+  const bool prefetch = t1 - t0 == 1 && decode_prefetch();
+  for_each_tile_x16<kTokenTile>(
+      g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
+        const int64_t k = (t - t0) * nb;
+        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+      });
+}
+
+}  // namespace
+
+void fill_avx512_packed_q8_0(KernelTable& t) {
+  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kQ8_0)].packed;
+  p.panel_rows = kQ8_0x16PanelRows;
+  p.panel_bytes = q8_0x16_panel_bytes;
+  p.pack_panel = pack_q8_0x16;
+  p.gemm = gemm_packed_q8_0x16;
+  p.accumulates = true;
+}
+
+}  // namespace cohort::kernels
