@@ -19,7 +19,6 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
-#include "kernels/terms_key.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -36,41 +35,6 @@ constexpr int kTokenTile = 6;
 // Bytes ahead of its reads that a one-token tile asks for its panel's lines where
 // decode_prefetch() (the AVX2 tiles' kDecodePrefetchBytes).
 constexpr int64_t kPrefetchAhead = 1024;
-
-// Per token block, what the tiles take from the activations besides their codes: the block's
-// scale as a float and 8 x the sum of its codes. Per-thread storage, grown to the largest call
-// seen (no allocation once warm), reused while a call reads the same activations.
-class TokenTerms {
- public:
-  // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
-  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (!key_.fresh(g, t0, t1)) return;
-    const int64_t nb = g.n / kQK;
-    const size_t need = static_cast<size_t>((t1 - t0) * nb);
-    float* d = d_.reserve(need);
-    int32_t* offset = offset_.reserve(need);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* a =
-          reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-      for (int64_t b = 0; b < nb; ++b) {
-        const size_t i = static_cast<size_t>((t - t0) * nb + b);
-        d[i] = _cvtsh_ss(a[b].d);
-        // Sign-extend the 32 codes to int16 and add them in one 512-bit register.
-        const __m512i q =
-            _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
-        offset[i] = 8 * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
-      }
-    }
-  }
-
-  const float* d() const { return d_.data(); }
-  const int32_t* offset() const { return offset_.data(); }
-
- private:
-  GrowArray<float> d_;
-  GrowArray<int32_t> offset_;
-  TermsKey key_;
-};
 
 // A block's integer dots to the rows' float sums: acc + float(lo + hi / 16 - offset) * d_w * d_a.
 inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m512 dw, float da) {
@@ -150,7 +114,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 }
 
 void gemm_packed_q4_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static thread_local TokenTerms terms;
+  static thread_local Q8_0Terms<8> terms;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();

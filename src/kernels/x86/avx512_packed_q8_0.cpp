@@ -17,7 +17,6 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
-#include "kernels/terms_key.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -33,40 +32,6 @@ constexpr int kTokenTile = 8;
 // Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch()
 // (the AVX2 tiles' kDecodePrefetchBytes).
 constexpr int64_t kPrefetchAhead = 1024;
-
-// Per token block, what the tiles take from the activations besides their codes: the
-// block's scale as a float and 128 x the sum of its codes. Per-thread storage grown to the
-// largest call seen, reused while a call reads the same activations.
-class TokenTerms {
- public:
-  // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
-  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (!key_.fresh(g, t0, t1)) return;
-    const int64_t nb = g.n / kQK;
-    const size_t need = static_cast<size_t>((t1 - t0) * nb);
-    float* d = d_.reserve(need);
-    int32_t* offset = offset_.reserve(need);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* a =
-          reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-      for (int64_t b = 0; b < nb; ++b) {
-        const size_t i = static_cast<size_t>((t - t0) * nb + b);
-        d[i] = _cvtsh_ss(a[b].d);
-        const __m512i q =
-            _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
-        offset[i] = 128 * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
-      }
-    }
-  }
-
-  const float* d() const { return d_.data(); }
-  const int32_t* offset() const { return offset_.data(); }
-
- private:
-  GrowArray<float> d_;
-  GrowArray<int32_t> offset_;
-  TermsKey key_;
-};
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, toff). One token (decode) keeps 4 int32 chains (group g in chain g % 4), so that a
@@ -117,7 +82,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 }
 
 void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static thread_local TokenTerms terms;
+  static thread_local Q8_0Terms<128> terms;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();

@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "kernels/kernels.h"
+#include "kernels/terms_key.h"
+#include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
 namespace {
@@ -58,6 +60,43 @@ class GrowArray {
  private:
   T* p_ = nullptr;
   size_t capacity_ = 0;
+};
+
+// Per token block of Q8_0 activations, what the Q4_0 and Q8_0 tiles take besides the codes:
+// the block's scale as a float and kBias x the sum of its codes (the bias their unsigned
+// weight bytes carry: 8 for Q4_0's codes, 128 for Q8_0's q + 128). Per-thread storage grown
+// to the largest call seen, made again only when a call reads other activations (TermsKey).
+template <int kBias>
+class Q8_0Terms {
+ public:
+  // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
+  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
+    if (!key_.fresh(g, t0, t1)) return;
+    const int64_t nb = g.n / kQK;
+    const size_t need = static_cast<size_t>((t1 - t0) * nb);
+    float* d = d_.reserve(need);
+    int32_t* offset = offset_.reserve(need);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* a =
+          reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+      for (int64_t b = 0; b < nb; ++b) {
+        const size_t i = static_cast<size_t>((t - t0) * nb + b);
+        d[i] = _cvtsh_ss(a[b].d);
+        // The 32 codes sign-extended to int16, added in one 512-bit register.
+        const __m512i q =
+            _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
+        offset[i] = kBias * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
+      }
+    }
+  }
+
+  const float* d() const { return d_.data(); }
+  const int32_t* offset() const { return offset_.data(); }
+
+ private:
+  GrowArray<float> d_;
+  GrowArray<int32_t> offset_;
+  TermsKey key_;
 };
 
 // Asks for each 64-byte line of a stream once, kAhead bytes before it is read (where on: the
