@@ -260,12 +260,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const cohort::kernels::KernelTable* kt = &cohort::kernels::best();
   if (!isa.empty()) {
-    kt = nullptr;
-    for (const cohort::kernels::KernelTable* k : cohort::kernels::available()) {
-      if (k != nullptr && isa == k->isa) kt = k;
-    }
+    std::string names;
+    kt = cohort::kernels::table_named(isa, &names);
     if (kt == nullptr) {
-      std::fprintf(stderr, "error: no %s kernels on this CPU\n", isa.c_str());
+      std::fprintf(stderr, "error: no %s kernels on this CPU (it runs %s)\n", isa.c_str(),
+                   names.c_str());
       return 2;
     }
   }

@@ -40,17 +40,6 @@ struct BenchConfig {
   int64_t slice_cols = -1;               // >= 0: kernels::set_pack_slice_cols
 };
 
-// The kernel table named `isa` among those this CPU runs, or null (the names it runs in
-// *names).
-const kernels::KernelTable* table_named(const std::string& isa, std::string* names) {
-  for (const kernels::KernelTable* t : kernels::available()) {
-    if (t == nullptr) continue;
-    if (isa == t->isa) return t;
-    *names += (names->empty() ? "" : ", ") + std::string(t->isa);
-  }
-  return nullptr;
-}
-
 int usage_error(const char* message) {
   std::fprintf(stderr, "error: bench: %s\n", message);
   return 2;
@@ -92,7 +81,7 @@ int bench(const BenchConfig& cfg) {
   kernels::KernelTable kt = kernels::best();
   if (!cfg.isa.empty()) {
     std::string names;
-    const kernels::KernelTable* t = table_named(cfg.isa, &names);
+    const kernels::KernelTable* t = kernels::table_named(cfg.isa, &names);
     if (t == nullptr) {
       std::fprintf(stderr, "error: bench: no %s kernels on this CPU (it runs: %s)\n",
                    cfg.isa.c_str(), names.c_str());

@@ -239,4 +239,13 @@ std::array<const KernelTable*, 4> available() {
   return {&reference(), avx2_table(), avx2_vnni_table(), avx512_vnni_table()};
 }
 
+const KernelTable* table_named(std::string_view isa, std::string* names) {
+  for (const KernelTable* t : available()) {
+    if (t == nullptr) continue;
+    if (isa == t->isa) return t;
+    if (names) *names += (names->empty() ? "" : ", ") + std::string(t->isa);
+  }
+  return nullptr;
+}
+
 }  // namespace cohort::kernels

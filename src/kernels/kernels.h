@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "tensor/dtype.h"
 
@@ -145,6 +147,9 @@ const KernelTable& reference();
 // EVEX form: kernels/x86/simd_avx2.h Dot), avx512_vnni (avx2_vnni_evex with 512-bit packed
 // tiles where they pay, in their own layouts); null where the CPU lacks the ISA.
 std::array<const KernelTable*, 4> available();
+// The table named `isa` among available()'s, or null; then *names (when given) lists the names
+// this CPU runs, comma-separated.
+const KernelTable* table_named(std::string_view isa, std::string* names = nullptr);
 
 // Whether the packed one-token (decode) products take two panels per pass or one
 // (kernels/x86/packed_tiles.h for_each_panel_pair): the results are the same bits either way,
