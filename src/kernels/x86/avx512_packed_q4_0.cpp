@@ -19,6 +19,7 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -32,9 +33,8 @@ constexpr size_t kGroupBytes = 64;
 // Tokens per prefill tile: each keeps two int32 sums and a float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// Bytes ahead of its reads that a one-token tile asks for its panel's lines where
-// decode_prefetch() (the AVX2 tiles' kDecodePrefetchBytes).
-constexpr int64_t kPrefetchAhead = 1024;
+// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
+constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
 
 // A block's integer dots to the rows' float sums: acc + float(lo + hi / 16 - offset) * d_w * d_a.
 inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m512 dw, float da) {
@@ -118,7 +118,7 @@ void gemm_packed_q4_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
-  for_each_tile_x16<kTokenTile>(
+  avx2::for_each_panel_tile<kQ4_0x16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if constexpr (T == 1) {

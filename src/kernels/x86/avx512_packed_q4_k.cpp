@@ -18,6 +18,7 @@
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
 #include "kernels/terms_key.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -30,9 +31,8 @@ constexpr int kGroupBytes = 64;
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch()
-// (the AVX2 tiles' kDecodePrefetchBytes).
-constexpr int64_t kPrefetchAhead = 1024;
+// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
+constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
 
 // Per token super-block, what the tiles take from the activations besides their codes: the
 // block's scale and the sums of the codes of its 8 sub-blocks of 32 (int16, in pairs for
@@ -85,7 +85,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, T == 1 && prefetch);
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_Kx16BlockBytes;
     ahead.upto(blk + kQ4_Kx16SubsOffset);
@@ -155,7 +155,7 @@ void gemm_packed_q4_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
-  for_each_tile_x16<kTokenTile>(
+  avx2::for_each_panel_tile<kQ4_Kx16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + 8 * k, nb, prefetch);

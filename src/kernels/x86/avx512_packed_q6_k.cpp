@@ -21,6 +21,7 @@
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
 #include "kernels/terms_key.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -98,7 +99,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, T == 1 && prefetch);
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ6_Kx16BlockBytes;
     __m512i sumi[T];
@@ -149,7 +150,7 @@ void gemm_packed_q6_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
-  for_each_tile_x16<kTokenTile>(
+  avx2::for_each_panel_tile<kQ6_Kx16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);

@@ -17,6 +17,7 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
+#include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -29,9 +30,8 @@ constexpr int kGroupBytes = 64;
 // Tokens per prefill tile: each keeps one int32 sum and a float accumulator in registers.
 constexpr int kTokenTile = 8;
 
-// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch()
-// (the AVX2 tiles' kDecodePrefetchBytes).
-constexpr int64_t kPrefetchAhead = 1024;
+// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
+constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, toff). One token (decode) keeps 4 int32 chains (group g in chain g % 4), so that a
@@ -48,7 +48,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, T == 1 && prefetch);
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
     ahead.upto(blk + kQ8_0x16BlockBytes);
@@ -86,7 +86,7 @@ void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
-  for_each_tile_x16<kTokenTile>(
+  avx2::for_each_panel_tile<kQ8_0x16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);

@@ -1,7 +1,8 @@
 // What every packed AVX2 gemm shares (only kernels/x86 files include it): the decode prefetch
 // (which the read probe of avx2_probes.cpp takes too), and the loops over the panels of a
 // packed matrix: in pairs for one token, or each in tiles of kTile tokens and one tile of the
-// rest.
+// rest. The AVX-512 tiles (avx512_*.cpp) take its distance and for_each_panel_tile too: only
+// templates instantiated on their own internal lambdas, so nothing AVX-512-compiled is shared.
 #pragma once
 
 #include <immintrin.h>

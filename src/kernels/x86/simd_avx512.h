@@ -1,7 +1,8 @@
 // What the AVX-512 packed tiles (x86/avx512_*.cpp, compiled with AVX-512 flags) share. Only
-// those files include it. Everything here has internal linkage (an unnamed namespace): a
-// function compiled for AVX-512 must never be the copy the linker keeps for a caller on a CPU
-// without it (tests/kernels/avx512_symbols.sh checks the objects).
+// those files include it; they walk their panels with packed_tiles.h's for_each_panel_tile,
+// a template instantiated on each file's own (internal) tile lambdas. Everything here has internal
+// linkage (an unnamed namespace): a function compiled for AVX-512 must never be the copy the linker
+// keeps for a caller on a CPU without it (tests/kernels/avx512_symbols.sh checks the objects).
 #pragma once
 
 // GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which its
@@ -14,7 +15,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "kernels/kernels.h"
 #include "kernels/terms_key.h"
@@ -119,24 +119,6 @@ class StreamPrefetcher {
   const uint8_t* next_;
   bool on_;
 };
-
-// Calls tile.template operator()<T>(panel, r, t) over the panels of 16 rows of rows [r0, r1)
-// (r0 a multiple of 16, panels g.w_stride bytes apart) and tokens [t0, t1): T = kTile while
-// whole tiles fit, then T = the count left (1 .. kTile - 1, so one token alone is T = 1).
-template <int kTile, typename Tile>
-void for_each_tile_x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
-                       const Tile& tile) {
-  const auto* w = static_cast<const uint8_t*>(g.w);
-  for (int64_t r = r0; r < r1; r += 16) {
-    const uint8_t* panel = w + (r / 16) * g.w_stride;
-    int64_t t = t0;
-    for (; t + kTile <= t1; t += kTile) tile.template operator()<kTile>(panel, r, t);
-    [&]<int... T>(std::integer_sequence<int, T...>) {
-      ((t1 - t == T + 1 ? tile.template operator()<T + 1>(panel, r, t) : void()), ...);
-    }
-    (std::make_integer_sequence<int, kTile - 1>{});
-  }
-}
 
 }  // namespace
 }  // namespace cohort::kernels
