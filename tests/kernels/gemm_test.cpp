@@ -333,9 +333,10 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
 }
 
 // The avx512_vnni table's packed products give the AVX2 table's bits though they read other
-// layouts (Q4_0 in panels of 16 rows): each table packs the same rows its own way. Covers 1..13
-// tokens (two whole 6-token tiles and every rest), a partial last panel, and decode with the
-// prefetches on and off (and the AVX2 side in pairs and alone).
+// layouts (Q4_0 in panels of 16 rows): each table packs the same rows its own way. Covers 1..27
+// tokens (whole 6-token tiles, F16's whole 12-token tiles, and every rest), a partial last
+// panel, F16 rows of odd length over a partial last chunk, and decode with the prefetches on
+// and off (and the AVX2 side in pairs and alone).
 TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* evex = available()[2];
@@ -349,7 +350,8 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
     if (form.gemm == ops_of(*evex, t).packed.gemm) continue;
     ++compared;
     for (const float scale : {1.0f, 1e-3f}) {
-      const Problem p(t, is_k_quant(t) ? 1024 : 1024 + 64, 2 * form.panel_rows + 5, 13, 23, scale);
+      const int64_t n = t == DType::kF16 ? 1024 + 64 + 7 : is_k_quant(t) ? 1024 : 1024 + 64;
+      const Problem p(t, n, 2 * form.panel_rows + 5, 27, 23, scale);
       const PackedProblem pa(p, *avx2), pw(p, *wide);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
         for (const int mode : kDecodeReadModes) {

@@ -23,6 +23,7 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
+#include "kernels/x86/f16x64_prompt.h"
 #include "kernels/x86/packed_tiles.h"
 #include "kernels/x86/simd_avx2.h"
 
@@ -99,15 +100,6 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
   for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel(g, p, r1, t);
 }
 
-// One chunk of a sub-panel: `cols` columns from src (halves, column k at f16x64_offset(0, k)
-// from src), converted to f32 at wf by the first token tile that runs on it (kConvert) and
-// read from there by the others.
-struct Chunk {
-  const uint8_t* src;
-  float* wf;
-  int64_t cols;
-};
-
 // T tokens (activations a[j] at the chunk's first column) x the 16 rows of one chunk. The
 // sums start at +0.0 when `in` is null, else continue token j's sums at in + j * in_stride;
 // they end at out + j * out_stride, of which only the first `rows` rows are stored (a last
@@ -115,8 +107,8 @@ struct Chunk {
 // of its own lets the conversion's loads (from L2 at best: the chunk was only prefetched)
 // overlap with that tile's FMAs instead of stalling in front of them.
 template <int T, bool kConvert>
-inline void prompt_tile(const Chunk& ch, const float* const* a, const float* in, int64_t in_stride,
-                        float* out, int64_t out_stride, int64_t rows) {
+inline void prompt_tile(const F16Chunk& ch, const float* const* a, const float* in,
+                        int64_t in_stride, float* out, int64_t out_stride, int64_t rows) {
   __m256 lo[T], hi[T];
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) {
@@ -172,7 +164,7 @@ struct PanelSums {
 
 // Block tokens [i, i + T) over the chunk: their activations at act + i * act_stride floats.
 template <int T, bool kConvert>
-void prompt_tokens(const Chunk& ch, const float* act, int64_t act_stride, int64_t i,
+void prompt_tokens(const F16Chunk& ch, const float* act, int64_t act_stride, int64_t i,
                    const PanelSums& s) {
   const float* a[T];
 #pragma GCC unroll 8
@@ -181,7 +173,7 @@ void prompt_tokens(const Chunk& ch, const float* act, int64_t act_stride, int64_
                            s.out + i * s.out_stride, s.out_stride, s.rows);
 }
 
-using PromptTokensFn = void (*)(const Chunk&, const float*, int64_t, int64_t, const PanelSums&);
+using PromptTokensFn = void (*)(const F16Chunk&, const float*, int64_t, int64_t, const PanelSums&);
 
 // prompt_tokens by [kConvert][token count - 1], counts 1..kPromptTokens.
 template <bool kConvert>
@@ -211,23 +203,6 @@ float* chunk_sums(int64_t floats) {
 // and a 128-token prompt runs 22 tiles per chunk, so the whole chunk is on its way by the 16th).
 constexpr int kPrefetchLinesPerTile = 8;
 
-// Asks for lines [line, line + count) of the `lines` of the sub-panel chunk at p (a column
-// pair per line, kF16PairBytes apart) into L2 (not L1, which the tiles' activations stream
-// through); returns the next line to ask for.
-inline int64_t prefetch_chunk_lines(const uint8_t* p, int64_t line, int64_t count, int64_t lines) {
-  for (const int64_t end = std::min(line + count, lines); line < end; ++line) {
-    _mm_prefetch(reinterpret_cast<const char*>(p) + kF16PairBytes * line, _MM_HINT_T1);
-  }
-  return line;
-}
-
-// Where column k of sub-panel q (rows 16q .. 16q + 15 of the matrix) starts. Chunks start at
-// an even k, so the chunk's later columns follow at f16x64_offset(0, c) from there.
-inline const uint8_t* sub_panel_column(const GemmArgs& g, int64_t q, int64_t k) {
-  return static_cast<const uint8_t*>(g.w) + (q / kF16SubPanels) * g.w_stride +
-         f16x64_offset(q % kF16SubPanels, k);
-}
-
 // Tokens [t0, t1) x sub-panels [q_begin, q_end). The first chunk starts every pair's sum at
 // +0.0, the last one stores the sums in y (a last sub-panel's padding rows never reach it), and
 // between chunks they wait in chunk_sums.
@@ -245,17 +220,8 @@ void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1,
     const int64_t cols = std::min(kChunkCols, g.n - k0);
     const bool first = k0 == 0, last = k0 + cols == g.n;
     for (int64_t q = q_begin; q < q_end; ++q) {
-      const Chunk chunk{sub_panel_column(g, q, k0), wf, cols};
-      // The chunk converted next (this chunk of the next sub-panel, else the next chunk of
-      // the first) comes from memory: its lines are asked for a few per tile while this
-      // chunk's tiles run, which the first tile's conversion otherwise waits for (stop 17, 1B
-      // F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
-      const bool next_sub = q + 1 < q_end;
-      const uint8_t* next =
-          next_sub ? sub_panel_column(g, q + 1, k0) : sub_panel_column(g, q_begin, k0 + cols);
-      const int64_t next_cols = next_sub ? cols : std::min(kChunkCols, g.n - k0 - cols);
-      const int64_t next_lines = (next_cols + 1) / 2;
-      int64_t line = 0;
+      const F16Chunk chunk{f16_sub_panel_column(g, q, k0), wf, cols};
+      F16NextChunk next(g, q, q_begin, q_end, k0, cols, kChunkCols);
       float* sub_sums = sums ? sums + (q - q_begin) * sub_floats : nullptr;
       const int64_t r = q * kF16SubRows;
       const PanelSums s{
@@ -263,7 +229,7 @@ void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1,
           last ? g.y_stride : kF16SubRows, last ? std::min(kF16SubRows, r1 - r) : kF16SubRows};
       for (int64_t i = 0; i < tokens;) {
         const int take = tile_tokens(tokens - i);
-        line = prefetch_chunk_lines(next, line, kPrefetchLinesPerTile, next_lines);
+        next.ask(kPrefetchLinesPerTile);
         (i == 0 ? kPromptTiles<true> : kPromptTiles<false>)[take - 1](chunk, act + k0, act_stride,
                                                                       i, s);
         i += take;
@@ -290,6 +256,10 @@ void gemm_packed_f16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int6
 }
 
 }  // namespace
+
+void avx2_packed_f16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
+  gemm_decode(g, r0, r1, t);
+}
 
 void fill_avx2_packed_f16(KernelTable& t) {
   TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kF16)].packed;
