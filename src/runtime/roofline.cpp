@@ -50,7 +50,13 @@ constexpr int kWarmupPasses = 2;
 constexpr int kMinReadPasses = 24;
 constexpr int kMaxReadPasses = 400;
 constexpr double kReadSeconds = 0.75;  // per thread count, once the minimum passes are done
-constexpr int kPasses = 5;             // FMA runs
+// FMA runs of ~20 ms each: at least kMinFmaPasses, then more until kFmaSeconds have passed.
+// Five runs (100 ms) were too few on the Zen 4 VM of stop 29: 1 of 8 `--roofline -t 2` calls
+// (3 of 12 benches) reported the 2-thread peak at the 1-thread value (117 of 233 GFLOP/s),
+// with no steal time counted, as if both threads had shared one CPU for all five.
+constexpr int kMinFmaPasses = 5;
+constexpr int kMaxFmaPasses = 100;
+constexpr double kFmaSeconds = 0.5;
 
 struct ReadSpread {
   double best = 0, median = 0, min = 0;
@@ -135,7 +141,9 @@ double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
   std::vector<double> flops(static_cast<size_t>(pool.size()), 0.0);
   std::vector<float> sinks(static_cast<size_t>(pool.size()), 0.0f);
   double best = 0;
-  for (int run = 0; run < kPasses; ++run) {
+  const double start = now_s();
+  for (int run = 0; run < kMaxFmaPasses; ++run) {
+    if (run >= kMinFmaPasses && now_s() - start >= kFmaSeconds) break;
     const double t0 = now_s();
     double total = 0;
     if (all) {

@@ -32,8 +32,8 @@ struct Roofline {
 // window so nothing of it is left in the last-level cache, at least 24 and until 0.75 s
 // have passed (at most 400), on one thread and then on all: short passes are more often
 // spared a preemption on a loaded machine, and many of them give the best more chances.
-// FMA: register-resident chains on every thread, best of 5 runs of about 20 ms. Takes
-// about two seconds; allocates the buffer for the duration.
+// FMA: register-resident chains on every thread, best of runs of about 20 ms (at least 5, until
+// 0.5 s on each thread count). Takes about three seconds; allocates the buffer for the duration.
 Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 
 // The roofline's read probe (the same buffer, windows, first touch and kt's read) kept at
