@@ -174,6 +174,10 @@ void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
 
 }  // namespace
 
+double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all_threads) {
+  return fma_gflops(kt, pool, all_threads);
+}
+
 ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool, int64_t windows)
     : kt_(kt),
       pool_(pool),

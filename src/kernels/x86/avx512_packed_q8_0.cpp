@@ -1,11 +1,12 @@
 // AVX-512 product of packed Q8_0 panels of 16 rows (kernels/packed_layouts.h "Q8_0x16", the
-// 16 rows in the 16 int32 lanes, codes stored as q + 128) with Q8_0 activations, decode and
-// prefill alike: the avx512_vnni table's Q8_0. One 512-bit load holds 4 columns of all 16
-// rows as unsigned bytes, which meet a token's 4 activation bytes, broadcast to every lane, in
+// 16 rows in the 16 int32 lanes, codes stored as q + 128) with Q8_0 activations: the
+// avx512_vnni table's Q8_0. For a prompt one 512-bit load holds 4 columns of all 16 rows as
+// unsigned bytes, which meet a token's 4 activation bytes, broadcast to every lane, in
 // one vpdpbusd: sum (q + 128) a - 128 sum a = sum q a, the second term one integer per token
 // block. The AVX2 tiles (avx2_packed_q8_0.cpp) take |w| and move the signs onto the
 // activations first (vpsignb, which AVX-512 lacks): per 4 columns of 8 rows and token, 2 or 4
-// instructions where this takes 1 for 16 rows.
+// instructions where this takes 1 for 16 rows. One token (decode) takes each load as two
+// 256-bit halves instead (decode_panel_256: it streams better from memory).
 //
 // Exactness: a lane adds 4 products of at most 255 * 128 per group, over 8 groups: exact in
 // int32, and the block's integer is sum q a, the AVX2 tiles' own; then the same float
@@ -14,6 +15,7 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -30,16 +32,14 @@ constexpr int kGroupBytes = 64;
 // Tokens per prefill tile: each keeps one int32 sum and a float accumulator in registers.
 constexpr int kTokenTile = 8;
 
-// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
+// Bytes ahead of its reads that the one-token tile asks for its lines where decode_prefetch().
 constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
-// td, toff). One token (decode) keeps 4 int32 chains (group g in chain g % 4), so that a
-// block's 8 vpdpbusd are two deep.
+// td, toff), T >= 2: one int32 sum per token and block.
 template <int T>
 void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-                const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
-  constexpr int kChains = T == 1 ? 4 : 1;
+                const float* td, const int32_t* toff, int64_t nb) {
   const BlockQ8_0* a[T];
   __m512 acc[T];
   const __mmask16 m = row_mask(r1 - r);
@@ -48,37 +48,74 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
-    ahead.upto(blk + kQ8_0x16BlockBytes);
-    __m512i sum[T][kChains];
-    for (int j = 0; j < T; ++j) {
-      for (int c = 0; c < kChains; ++c) sum[j][c] = _mm512_setzero_si512();
-    }
+    __m512i sum[T];
+    for (int j = 0; j < T; ++j) sum[j] = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int grp = 0; grp < kGroups; ++grp) {
       const __m512i w = _mm512_loadu_si512(blk + 32 + kGroupBytes * grp);
 #pragma GCC unroll 8
       for (int j = 0; j < T; ++j) {
-        __m512i& s = sum[j][grp % kChains];
-        s = _mm512_dpbusd_epi32(s, w, broadcast4_x16(a[j][b].qs + 4 * grp));
+        sum[j] = _mm512_dpbusd_epi32(sum[j], w, broadcast4_x16(a[j][b].qs + 4 * grp));
       }
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
 #pragma GCC unroll 8
     for (int j = 0; j < T; ++j) {
-      __m512i dot = sum[j][0];
-      if constexpr (kChains == 4) {
-        dot = _mm512_add_epi32(_mm512_add_epi32(dot, sum[j][1]),
-                               _mm512_add_epi32(sum[j][2], sum[j][3]));
-      }
-      dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(toff[j * nb + b]));
+      const __m512i dot = _mm512_sub_epi32(sum[j], _mm512_set1_epi32(toff[j * nb + b]));
       const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(td[j * nb + b]));
       acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[j]);
     }
   }
   for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
+}
+
+// One token x one panel in 256-bit registers (EVEX vpdpbusd on ymm): rows 0-7 from each
+// group's first 32 bytes, rows 8-15 from its second, each half in 2 int32 chains; per row the
+// same integers and float operations as panel_tile. Why not 512-bit: out of memory near one
+// core's streaming limit, `decode_layers_bench --type q8_0 -t 1 --rounds 12` (stop 29, Zen 4
+// VM, 3 runs a way, interleaved) read 90-95% of a plain read with the 512-bit tile, 93-97%
+// with the AVX2 table's and 95-96% with this; in cache this reads 84 GB/s, the 512-bit tile
+// 71-84 and the AVX2 one 66 (kernels_bench gemm_packed/.../q8_0/256/2048/1).
+void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                      const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
+  const auto* a =
+      reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+  const __mmask16 m = row_mask(r1 - r);
+  float* y = g.y + t * g.y_stride + r;
+  const __m512 start = start_rows_x16(g, y, m);
+  __m256 acc_lo = _mm512_castps512_ps256(start);
+  __m256 acc_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(start), 1));
+  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
+    ahead.upto(blk + kQ8_0x16BlockBytes);
+    __m256i lo[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    __m256i hi[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 8
+    for (int grp = 0; grp < kGroups; ++grp) {
+      int32_t v;
+      std::memcpy(&v, a[b].qs + 4 * grp, 4);
+      const __m256i av = _mm256_set1_epi32(v);
+      const uint8_t* w = blk + 32 + kGroupBytes * grp;
+      lo[grp % 2] = _mm256_dpbusd_epi32(
+          lo[grp % 2], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), av);
+      hi[grp % 2] = _mm256_dpbusd_epi32(
+          hi[grp % 2], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32)), av);
+    }
+    const __m256 dlo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+    const __m256 dhi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
+    const __m256i off = _mm256_set1_epi32(toff[b]);
+    const __m256 da = _mm256_set1_ps(td[b]);
+    const __m256i dot_lo = _mm256_sub_epi32(_mm256_add_epi32(lo[0], lo[1]), off);
+    const __m256i dot_hi = _mm256_sub_epi32(_mm256_add_epi32(hi[0], hi[1]), off);
+    acc_lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_lo), _mm256_mul_ps(dlo, da), acc_lo);
+    acc_hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_hi), _mm256_mul_ps(dhi, da), acc_hi);
+  }
+  const __m512 out = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castps_pd(_mm512_castps256_ps512(acc_lo)), _mm256_castps_pd(acc_hi), 1));
+  _mm512_mask_storeu_ps(y, m, out);
 }
 
 void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
@@ -89,7 +126,11 @@ void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   avx2::for_each_panel_tile<kQ8_0x16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
-        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+        if constexpr (T == 1) {
+          decode_panel_256(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+        } else {
+          panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb);
+        }
       });
 }
 
