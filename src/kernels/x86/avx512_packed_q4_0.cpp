@@ -1,12 +1,12 @@
 // AVX-512 product of packed Q4_0 panels of 16 rows (kernels/packed_layouts.h "Q4_0x16", the
-// 16 rows in the 16 int32 lanes of a 512-bit register) with Q8_0 activations, decode and
-// prefill alike: the avx512_vnni table's Q4_0 (kernels/dispatch.cpp). Per block, one 512-bit
-// load holds 8 columns of all 16 rows; its low nibbles (v & 0x0F) and its high ones in place
-// (v & 0xF0, 16 x the code) each meet a token's 4 activation bytes broadcast to every lane
-// (vpdpbusd's embedded broadcast) in one vpdpbusd. Against the 8-row AVX2 tiles that is half
-// the instructions for the same bytes: where a one-token tile computed barely faster than
-// memory streams (the Zen 4 VM's 39 GB/s in L2 against 35 from memory on one thread), the
-// gap is what keeps decode below the read bandwidth.
+// 16 rows in the 16 int32 lanes of a 512-bit register) with Q8_0 activations: the
+// avx512_vnni table's Q4_0 (kernels/dispatch.cpp). Per block, one 512-bit load holds 8
+// columns of all 16 rows (decode takes it as two 256-bit halves: decode_panel says why); its low
+// nibbles (v & 0x0F) and its high ones in place (v & 0xF0, 16 x the code) each meet a token's 4
+// activation bytes broadcast to every lane (vpdpbusd's embedded broadcast) in one vpdpbusd. Against
+// the 8-row AVX2 tiles that is half the instructions for the same bytes: where a one-token tile
+// computed barely faster than memory streams (the Zen 4 VM's 39 GB/s in L2 against 35 from memory
+// on one thread), the gap is what keeps decode below the read bandwidth.
 //
 // Exactness and determinism, as in avx2_packed_q4_0.cpp, whose bits these are: a block's
 // integer dot sum (q - 8) a = sum q a - 8 sum a is exact in int32 (each vpdpbusd lane adds 4
@@ -16,6 +16,7 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -43,37 +44,64 @@ inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m5
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, _mm512_set1_ps(da)), acc);
 }
 
-// One panel (16 rows at r, stored up to r1) x token t: decode. The low and the high nibbles
-// each keep two int32 chains (groups 0, 2 and 1, 3), so that a block's 8 vpdpbusd are two
-// deep instead of four.
+// A block's integer dots to 8 rows' float sums, as add_block for 16.
+inline __m256 add_block_256(__m256 acc, __m256i lo, __m256i hi, int32_t offset, __m256 dw,
+                            float da) {
+  __m256i dot = _mm256_add_epi32(lo, _mm256_srai_epi32(hi, 4));
+  dot = _mm256_sub_epi32(dot, _mm256_set1_epi32(offset));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc);
+}
+
+// One panel (16 rows at r, stored up to r1) x token t: decode, in 256-bit registers (EVEX
+// vpdpbusd on ymm): rows 0-7 from each group's first 32 bytes, rows 8-15 from its second; the
+// low and the high nibbles of each half keep two int32 chains (groups 0, 2 and 1, 3). Per row
+// the same integers and float operations as the 512-bit prompt tiles. Why not 512-bit: out of
+// memory on one thread (`decode_layers_bench --type q4_0 -t 1 --rounds 12`, stop 29, Zen 4
+// VM, 3 runs a way, interleaved) the 512-bit tile read 90-94% of a plain read, the AVX2 table's
+// 94-97%, this 94-99%; in cache this reads 53 GB/s, the 512-bit tile 48-57 and the AVX2 one 43.
 void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                   const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
   const auto* a =
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
-  __m512 acc = start_rows_x16(g, y, m);
-  const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
+  const __m512 start = start_rows_x16(g, y, m);
+  __m256 acc[2] = {_mm512_castps512_ps256(start),
+                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(start), 1))};
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kBlockBytes;
     ahead.upto(blk + kBlockBytes);
     const int8_t* q = a[b].qs;
-    __m512i lo[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-    __m512i hi[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    // [half][chain]: half 0 rows 0-7, half 1 rows 8-15.
+    __m256i lo[2][2], hi[2][2];
+    for (int h = 0; h < 2; ++h) lo[h][0] = lo[h][1] = hi[h][0] = hi[h][1] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int grp = 0; grp < 4; ++grp) {
-      const __m512i v = _mm512_loadu_si512(blk + kScaleBytes + kGroupBytes * grp);
-      lo[grp & 1] =
-          _mm512_dpbusd_epi32(lo[grp & 1], _mm512_and_si512(v, low), broadcast4_x16(q + 8 * grp));
-      hi[grp & 1] = _mm512_dpbusd_epi32(hi[grp & 1], _mm512_and_si512(v, high),
-                                        broadcast4_x16(q + 8 * grp + 4));
+      int32_t ql, qh;
+      std::memcpy(&ql, q + 8 * grp, 4);
+      std::memcpy(&qh, q + 8 * grp + 4, 4);
+      const __m256i al = _mm256_set1_epi32(ql), ah = _mm256_set1_epi32(qh);
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m256i v = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(blk + kScaleBytes + kGroupBytes * grp + 32 * h));
+        lo[h][grp & 1] = _mm256_dpbusd_epi32(lo[h][grp & 1], _mm256_and_si256(v, low), al);
+        hi[h][grp & 1] = _mm256_dpbusd_epi32(hi[h][grp & 1], _mm256_and_si256(v, high), ah);
+      }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-    acc = add_block(acc, _mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(hi[0], hi[1]), toff[b],
-                    dw, td[b]);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256 dw =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * h)));
+      acc[h] = add_block_256(acc[h], _mm256_add_epi32(lo[h][0], lo[h][1]),
+                             _mm256_add_epi32(hi[h][0], hi[h][1]), toff[b], dw, td[b]);
+    }
   }
-  _mm512_mask_storeu_ps(y, m, acc);
+  const __m512 out = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castps_pd(_mm512_castps256_ps512(acc[0])), _mm256_castps_pd(acc[1]), 1));
+  _mm512_mask_storeu_ps(y, m, out);
 }
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at td,
