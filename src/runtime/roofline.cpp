@@ -123,7 +123,21 @@ HugePageBuffer probe_buffer(int64_t floats) {
   return std::move(b).value();
 }
 
-double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
+// Touches every page of the probe buffer x on the thread that will read it (first-touch
+// placement): within each window, the part each thread of the pool reads.
+void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
+  pool.run([&](int ith, int nth) {
+    for (int64_t w = 0; w < floats; w += kWindowFloats) {
+      int64_t b, e;
+      ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
+      std::fill(x + w + b, x + w + e, 1.0f);
+    }
+  });
+}
+
+}  // namespace
+
+double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
   // Calibrate iterations to ~20 ms on one thread.
   float sink = 0;
   int64_t iters = 1 << 16;
@@ -158,24 +172,6 @@ double fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
   volatile float keep = sink;
   for (float s : sinks) keep = keep + s;
   return best;
-}
-
-// Touches every page of the probe buffer x on the thread that will read it (first-touch
-// placement): within each window, the part each thread of the pool reads.
-void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
-  pool.run([&](int ith, int nth) {
-    for (int64_t w = 0; w < floats; w += kWindowFloats) {
-      int64_t b, e;
-      ThreadPool::split(kWindowFloats, ith, nth, &b, &e);
-      std::fill(x + w + b, x + w + e, 1.0f);
-    }
-  });
-}
-
-}  // namespace
-
-double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all_threads) {
-  return fma_gflops(kt, pool, all_threads);
 }
 
 ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool, int64_t windows)
@@ -227,8 +223,8 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool) {
   r.read_gbps_n_median = all.median;
   r.read_gbps_n_min = all.min;
   r.read_passes = std::min(one.passes, all.passes);
-  r.fma_gflops_1 = fma_gflops(kt, pool, false);
-  r.fma_gflops_n = fma_gflops(kt, pool, true);
+  r.fma_gflops_1 = measure_fma_gflops(kt, pool, false);
+  r.fma_gflops_n = measure_fma_gflops(kt, pool, true);
   return r;
 }
 

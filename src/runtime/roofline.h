@@ -39,7 +39,7 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 // The roofline's FMA peak alone, on every thread of the pool (or on the calling thread only),
 // in GFLOP/s: for a second measurement after other work (cohort bench takes the better of
 // the two for its pp rows).
-double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all_threads);
+double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all);
 
 // The roofline's read probe (the same buffer, windows, first touch and kt's read) kept at
 // hand, to run next to another measurement: on a host whose memory speed moves from minute

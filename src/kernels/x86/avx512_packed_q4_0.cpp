@@ -16,7 +16,6 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -65,9 +64,8 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
-  const __m512 start = start_rows_x16(g, y, m);
-  __m256 acc[2] = {_mm512_castps512_ps256(start),
-                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(start), 1))};
+  __m256 acc[2];
+  start_halves_x16(g, y, m, acc);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
@@ -79,10 +77,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     for (int h = 0; h < 2; ++h) lo[h][0] = lo[h][1] = hi[h][0] = hi[h][1] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int grp = 0; grp < 4; ++grp) {
-      int32_t ql, qh;
-      std::memcpy(&ql, q + 8 * grp, 4);
-      std::memcpy(&qh, q + 8 * grp + 4, 4);
-      const __m256i al = _mm256_set1_epi32(ql), ah = _mm256_set1_epi32(qh);
+      const __m256i al = broadcast4_x8(q + 8 * grp), ah = broadcast4_x8(q + 8 * grp + 4);
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m256i v = _mm256_loadu_si256(
@@ -99,9 +94,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
                              _mm256_add_epi32(hi[h][0], hi[h][1]), toff[b], dw, td[b]);
     }
   }
-  const __m512 out = _mm512_castpd_ps(_mm512_insertf64x4(
-      _mm512_castps_pd(_mm512_castps256_ps512(acc[0])), _mm256_castps_pd(acc[1]), 1));
-  _mm512_mask_storeu_ps(y, m, out);
+  store_halves_x16(y, m, acc);
 }
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at td,

@@ -15,7 +15,6 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -84,9 +83,8 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
       reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
   const __mmask16 m = row_mask(r1 - r);
   float* y = g.y + t * g.y_stride + r;
-  const __m512 start = start_rows_x16(g, y, m);
-  __m256 acc_lo = _mm512_castps512_ps256(start);
-  __m256 acc_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(start), 1));
+  __m256 acc[2];
+  start_halves_x16(g, y, m, acc);
   StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
@@ -95,9 +93,7 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
     __m256i hi[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
 #pragma GCC unroll 8
     for (int grp = 0; grp < kGroups; ++grp) {
-      int32_t v;
-      std::memcpy(&v, a[b].qs + 4 * grp, 4);
-      const __m256i av = _mm256_set1_epi32(v);
+      const __m256i av = broadcast4_x8(a[b].qs + 4 * grp);
       const uint8_t* w = blk + 32 + kGroupBytes * grp;
       lo[grp % 2] = _mm256_dpbusd_epi32(
           lo[grp % 2], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), av);
@@ -110,12 +106,10 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
     const __m256 da = _mm256_set1_ps(td[b]);
     const __m256i dot_lo = _mm256_sub_epi32(_mm256_add_epi32(lo[0], lo[1]), off);
     const __m256i dot_hi = _mm256_sub_epi32(_mm256_add_epi32(hi[0], hi[1]), off);
-    acc_lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_lo), _mm256_mul_ps(dlo, da), acc_lo);
-    acc_hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_hi), _mm256_mul_ps(dhi, da), acc_hi);
+    acc[0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_lo), _mm256_mul_ps(dlo, da), acc[0]);
+    acc[1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_hi), _mm256_mul_ps(dhi, da), acc[1]);
   }
-  const __m512 out = _mm512_castpd_ps(_mm512_insertf64x4(
-      _mm512_castps_pd(_mm512_castps256_ps512(acc_lo)), _mm256_castps_pd(acc_hi), 1));
-  _mm512_mask_storeu_ps(y, m, out);
+  store_halves_x16(y, m, acc);
 }
 
 void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {

@@ -30,6 +30,14 @@ inline __m512i broadcast4_x16(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
+// The same 4 bytes in every int32 lane of a 256-bit register (the one-token tiles that work
+// in 256-bit halves of a 16-row panel).
+inline __m256i broadcast4_x8(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
 // The first `rows` of 16 lanes (all of them from 16 rows on).
 inline __mmask16 row_mask(int64_t rows) {
   return static_cast<__mmask16>(rows >= 16 ? 0xFFFF : (1u << rows) - 1);
@@ -38,6 +46,20 @@ inline __mmask16 row_mask(int64_t rows) {
 // The first value of a 16-row tile's sums: zero, or with g.accumulate what y holds.
 inline __m512 start_rows_x16(const GemmArgs& g, const float* y, __mmask16 m) {
   return g.accumulate ? _mm512_maskz_loadu_ps(m, y) : _mm512_setzero_ps();
+}
+
+// start_rows_x16 as two 256-bit halves: acc[0] rows 0-7, acc[1] rows 8-15.
+inline void start_halves_x16(const GemmArgs& g, const float* y, __mmask16 m, __m256 acc[2]) {
+  const __m512 start = start_rows_x16(g, y, m);
+  acc[0] = _mm512_castps512_ps256(start);
+  acc[1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(start), 1));
+}
+
+// Stores the rows of m of the two halves acc[0] (rows 0-7) and acc[1] (rows 8-15) at y.
+inline void store_halves_x16(float* y, __mmask16 m, const __m256 acc[2]) {
+  const __m512 out = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castps_pd(_mm512_castps256_ps512(acc[0])), _mm256_castps_pd(acc[1]), 1));
+  _mm512_mask_storeu_ps(y, m, out);
 }
 
 // An array grown to the largest size asked for: a tile's per-thread terms, no allocation
