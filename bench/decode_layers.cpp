@@ -15,13 +15,16 @@
 //           fork-joins and no product boundaries);
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
 //           the threads (runtime/roofline.h's pass);
-//   and layers with the decode prefetch setting flipped from this CPU's default.
+//   and layers with the decode prefetch setting flipped from this CPU's default, layers and
+//   one with the other split of rows between threads (kernels::split_stealing).
 // Attention, norms and the rest of a token are left out: at one thread they are ~2% of it.
 // Each round runs every way once, in a shuffled order, within a fraction of a second; the
 // report gives each way's median GB/s and the median over rounds of its GB/s over the plain
 // read's in the same round. On a shared VM whose memory speed moves from second to second,
-// those paired ratios are what compare; a way's own GB/s moves with the machine.
+// those paired ratios are what compare; a way's own GB/s moves with the machine. --min-plain
+// keeps the rounds of one memory state (those whose plain read reached it).
 //   build/release/bench/decode_layers_bench --type q4_0 --threads 1 --rounds 30
+//   build/release/bench/decode_layers_bench --type q8_0 -t 2 --rounds 30 --min-plain 45
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -145,7 +148,7 @@ struct Way {
   size_t bytes = 0;  // what one run reads
 };
 
-int run(DType type, int threads, int rounds, const kernels::KernelTable& kt) {
+int run(DType type, int threads, int rounds, double min_plain, const kernels::KernelTable& kt) {
   if (kt.types[static_cast<uint32_t>(type)].packed.panel_rows == 0) {
     std::fprintf(stderr, "error: %s kernels have no packed %s layout\n", kt.isa,
                  std::string(dtype_name(type)).c_str());
@@ -192,21 +195,29 @@ int run(DType type, int threads, int rounds, const kernels::KernelTable& kt) {
       });
     }
   };
-  // The decode products with the prefetch setting flipped from this CPU's default.
-  const bool prefetch = kernels::decode_prefetch();
-  auto flipped = [&](std::function<void()> fn) {
-    return [fn, prefetch] {
-      kernels::set_decode_prefetch(!prefetch);
+  // fn run with a process-wide kernel setting (its setter, its value now) flipped: the
+  // decode prefetch (from this CPU's default) and the split of rows between threads.
+  auto flipped = [](void (*set)(bool), bool now, std::function<void()> fn) {
+    return [set, now, fn] {
+      set(!now);
       fn();
-      kernels::set_decode_prefetch(prefetch);
+      set(now);
     };
   };
+  const bool prefetch = kernels::decode_prefetch(), stealing = kernels::split_stealing();
   const std::string flip = prefetch ? " no-prefetch" : " prefetch";
+  const std::string split = stealing ? ", static split" : ", stealing";
+  auto other_prefetch = [&](auto fn) {
+    return flipped(kernels::set_decode_prefetch, prefetch, fn);
+  };
+  auto other_split = [&](auto fn) { return flipped(kernels::set_split_stealing, stealing, fn); };
   std::vector<Way> ways = {{"plain", plain, w.bytes},
                            {"layers", layers, w.bytes},
                            {"layers, whole rows", [&] { layers_of(*whole); }, whole->bytes},
                            {"one", one, w.bytes},
-                           {"layers" + flip, flipped(layers), w.bytes}};
+                           {"layers" + flip, other_prefetch(layers), w.bytes},
+                           {"layers" + split, other_split(layers), w.bytes},
+                           {"one" + split, other_split(one), w.bytes}};
   std::vector<std::vector<double>> gbps(ways.size()), ratio(ways.size());
   std::vector<size_t> order(ways.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -221,14 +232,19 @@ int run(DType type, int threads, int rounds, const kernels::KernelTable& kt) {
       ways[i].run();
       round[i] = static_cast<double>(ways[i].bytes) / (now_s() - t0) / 1e9;
     }
+    if (round[0] < min_plain) continue;  // another memory state than the one asked for
     for (size_t i = 0; i < ways.size(); ++i) {
       gbps[i].push_back(round[i]);
       ratio[i].push_back(round[i] / round[0]);
     }
   }
-  std::printf("1B shape, %s, %.1f MB of packed weights, %s kernels, %d thread%s, %d rounds\n",
+  const size_t kept = gbps[0].size();
+  std::printf("1B shape, %s, %.1f MB of packed weights, %s kernels, %d thread%s, %d rounds",
               std::string(dtype_name(type)).c_str(), static_cast<double>(w.bytes) / 1e6, kt.isa,
               pool.size(), pool.size() == 1 ? "" : "s", rounds);
+  if (min_plain > 0) std::printf(", %zu with plain >= %.1f GB/s", kept, min_plain);
+  std::printf("\n");
+  if (kept == 0) return 0;
   std::printf("%-22s %10s %12s %16s\n", "way", "GB/s", "of plain", "(ratio range)");
   for (size_t i = 0; i < ways.size(); ++i) {
     const auto [lo, hi] = std::minmax_element(ratio[i].begin(), ratio[i].end());
@@ -257,6 +273,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   app.add_option("--isa", isa, "Kernel table by name (default: the best for this CPU)");
+  double min_plain = 0;
+  app.add_option("--min-plain", min_plain,
+                 "Keep only rounds whose plain read reached this many GB/s (one memory state of a "
+                 "VM whose speed flips)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   const cohort::kernels::KernelTable* kt = &cohort::kernels::best();
   if (!isa.empty()) {
@@ -273,5 +294,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: unknown type %s\n", type.c_str());
     return 2;
   }
-  return cohort::run(*t, threads, rounds, *kt);
+  return cohort::run(*t, threads, rounds, min_plain, *kt);
 }

@@ -194,9 +194,9 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                 "(about doubles the tg test's time)");
   cmd->add_flag("--no-pack", cfg->no_pack,
                 "Multiply the weights in the file's layout instead of packed panels of rows");
-  cmd->add_option(
-      "--isa", cfg->isa,
-      "Kernels to run instead of the best this CPU has: ref, avx2, avx2_vnni or avx2_vnni_evex");
+  cmd->add_option("--isa", cfg->isa,
+                  "Kernels to run instead of the best this CPU has: ref, avx2, avx2_vnni, "
+                  "avx2_vnni_evex or avx512_vnni");
   cmd->add_option("--slice-cols", cfg->slice_cols,
                   "Pack matrices wider than this in column slices of this width (0: whole; "
                   "default 2048)")

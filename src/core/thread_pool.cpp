@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "core/clock.h"
 
@@ -119,14 +121,22 @@ void ThreadPool::reset_shares(int64_t n) {
   }
 }
 
-int64_t ThreadPool::next_chunk(int ith) {
+bool ThreadPool::next_run(int ith, int64_t* begin, int64_t* end) {
   // Chunk indices are only handed out here; the fork-join orders the work itself, so the
   // compare-exchanges need no ordering of their own.
+  constexpr int64_t kRunParts = 8;  // a run is this fraction of what is left of a share
   std::atomic<uint64_t>& own = shares_[ith].range;
-  for (uint64_t r = own.load(std::memory_order_relaxed); range_front(r) < range_end(r);) {
-    if (own.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return range_front(r);
-  }
   for (;;) {
+    for (uint64_t r = own.load(std::memory_order_relaxed); range_front(r) < range_end(r);) {
+      const int64_t front = range_front(r);
+      const int64_t take = std::max<int64_t>(1, (range_end(r) - front) / kRunParts);
+      if (own.compare_exchange_weak(r, r + static_cast<uint64_t>(take),
+                                    std::memory_order_relaxed)) {
+        *begin = front;
+        *end = front + take;
+        return true;
+      }
+    }
     int victim = -1;
     int64_t most = 0;
     for (int i = 0; i < n_threads_; ++i) {
@@ -136,14 +146,16 @@ int64_t ThreadPool::next_chunk(int ith) {
         victim = i;
       }
     }
-    if (victim < 0) return -1;
+    if (victim < 0) return false;
     std::atomic<uint64_t>& theirs = shares_[victim].range;
-    uint64_t r = theirs.load(std::memory_order_relaxed);
-    while (range_front(r) < range_end(r)) {
-      const int64_t last = range_end(r) - 1;
-      if (theirs.compare_exchange_weak(r, pack_range(range_front(r), last),
-                                       std::memory_order_relaxed)) {
-        return last;
+    for (uint64_t r = theirs.load(std::memory_order_relaxed); range_front(r) < range_end(r);) {
+      // The back half, rounded up, becomes this thread's share. Own is empty, and nothing
+      // but its owner writes an empty share (a thief needs chunks left), so a store does.
+      const int64_t front = range_front(r), stop = range_end(r);
+      const int64_t mid = front + (stop - front) / 2;
+      if (theirs.compare_exchange_weak(r, pack_range(front, mid), std::memory_order_relaxed)) {
+        own.store(pack_range(mid, stop), std::memory_order_relaxed);
+        break;
       }
     }
   }

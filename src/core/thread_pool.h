@@ -45,22 +45,36 @@ class ThreadPool {
             const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
-  // Like run(), but hands [0, n_chunks) out one chunk at a time: fn(ith, chunk) for every
-  // chunk, each exactly once. Thread ith first takes its own contiguous share (split()) front
-  // to back, so what it reads stays one ascending stream; a thread whose share is done takes
-  // chunks from the back of the share with the most left. Work whose threads run at
-  // different speeds (two cores' reads from memory rarely match) then ends together instead
-  // of waiting on the slowest share. Which thread runs a chunk is not fixed, so fn's results
-  // must not depend on it.
+  // Like run(), but hands [0, n_chunks) out in runs of chunks: fn(ith, begin, end) for runs
+  // that together cover every chunk exactly once. Thread ith first works through its own
+  // contiguous share (split()) front to back, taking an eighth of what is left of it (at
+  // least one chunk) at a time; a thread whose share is done takes the back half of the share
+  // with the most left as its own and goes on the same way. So what a thread reads stays a few
+  // long ascending streams, work whose threads run at different speeds (two cores' reads from
+  // memory rarely match) ends together instead of waiting on the slowest share, and a run of
+  // several chunks costs one compare-exchange. Why runs, not a chunk at a time: a locked
+  // compare-exchange waits for the loads before it, so taking each 64 KiB of weights
+  // separately stalled the weight stream at every chunk; on the Zen 4 VM's fast memory
+  // (55-60 GB/s on 2 threads) 1B q8_0 decode products read 76-84% of a plain read so, against
+  // 87-92% with 512 KiB chunks (bench/decode_layers.cpp). Which thread runs a chunk is not
+  // fixed, so fn's results must not depend on it.
   template <typename F>
-  void run_stealing(int64_t n_chunks, F&& fn) {
+  void run_stealing_runs(int64_t n_chunks, F&& fn) {
     if (n_threads_ == 1 || n_chunks <= 1) {
-      for (int64_t c = 0; c < n_chunks; ++c) fn(0, c);
+      if (n_chunks > 0) fn(0, int64_t{0}, n_chunks);
       return;
     }
     reset_shares(n_chunks);
     run([&](int ith, int) {
-      for (int64_t c; (c = next_chunk(ith)) >= 0;) fn(ith, c);
+      for (int64_t b, e; next_run(ith, &b, &e);) fn(ith, b, e);
+    });
+  }
+
+  // run_stealing_runs, one fn(ith, chunk) per chunk of each run.
+  template <typename F>
+  void run_stealing(int64_t n_chunks, F&& fn) {
+    run_stealing_runs(n_chunks, [&](int ith, int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) fn(ith, c);
     });
   }
 
@@ -101,12 +115,13 @@ class ThreadPool {
   void worker_main(int ith);
   // Returns when every worker has finished its part of the step.
   void wait_for_workers();
-  // run_stealing's bookkeeping: share i of [0, n) (split()) as its next and end chunk.
+  // run_stealing_runs' bookkeeping: share i of [0, n) (split()) as its next and end chunk.
   void reset_shares(int64_t n);
-  // The next chunk for thread ith (its own share first, then stolen), or -1 when none is left.
-  int64_t next_chunk(int ith);
+  // The next run [*begin, *end) for thread ith (from its own share, after taking half of
+  // another's when its own is done); false when no chunk is left.
+  bool next_run(int ith, int64_t* begin, int64_t* end);
 
-  // One thread's share of a run_stealing step: its front (next chunk) in the low 32 bits and
+  // One thread's share of a run_stealing_runs step: its front (next chunk) in the low 32 bits and
   // its end in the high 32; the owner advances the front, thieves pull in the end. On its own
   // cache line, so an owner's taking a chunk costs no traffic until someone steals.
   // With timing, also when thread ith finished its part of the current step: written

@@ -171,8 +171,8 @@ bool decode_prefetch();
 void set_decode_prefetch(bool on);
 
 // Whether the threads of a matrix product (and of the model's attention over KV heads)
-// balance their work (ThreadPool::run_stealing over chunks of panels, or of heads: one that
-// finishes its share takes the end of another's) or each runs one fixed share
+// balance their work (ThreadPool::run_stealing_runs over chunks of panels, or of heads: one
+// that finishes its share takes the back half of another's) or each runs one fixed share
 // (ThreadPool::split). The same bits either way: every output row is computed the same
 // whichever thread computes it. On by default; `cohort bench --split` sets it.
 bool split_stealing();

@@ -174,16 +174,17 @@ Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* a
   return s;
 }
 
-// Weights per chunk of a balanced product (split_stealing): enough that taking a chunk
-// (one compare-exchange) costs nothing beside reading it, few enough per thread's share (a
-// 1B model's smallest matrix on 2 threads is ~1 MiB a share in Q4_0) that the last chunks even
-// out threads reading at different speeds.
+// Weights per chunk of a balanced product (split_stealing): the unit its threads' shares are
+// cut in, few enough per share (a 1B model's smallest matrix on 2 threads is ~1 MiB a share
+// in Q4_0) that the last chunks even out threads reading at different speeds. A thread takes
+// them in runs of many (ThreadPool::run_stealing_runs), so one gemm call and one
+// compare-exchange serve a run.
 constexpr size_t kChunkBytes = 64 << 10;
 
 // Runs the segments as one fork-join: their panels in one list, each thread a contiguous
 // share of it (so of the weights, which pack in order), every token. With split_stealing()
-// the list is cut into chunks of whole panels and a thread done with its share takes chunks
-// from the end of another's (ThreadPool::run_stealing).
+// the list is cut into chunks of whole panels, taken in runs, and a thread done with its share
+// takes the back half of another's (ThreadPool::run_stealing_runs).
 void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t n_tokens,
                   int64_t units) {
   const int64_t total = segs[n_segs - 1].first_panel + segs[n_segs - 1].panels;
@@ -203,8 +204,8 @@ void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t 
     per = std::min(per, std::max<int64_t>(1, total / (4 * pool.size())));
     if (per > 1) per -= per % 2;
     const int64_t chunks = (total + per - 1) / per;
-    pool.run_stealing(chunks,
-                      [&](int, int64_t c) { run_panels(c * per, std::min(total, (c + 1) * per)); });
+    pool.run_stealing_runs(
+        chunks, [&](int, int64_t b, int64_t e) { run_panels(b * per, std::min(total, e * per)); });
     return;
   }
   pool.run_sized(units, [&](int ith, int nth) {

@@ -81,16 +81,41 @@ TEST(ThreadPool, StealingRunsEveryChunkOnce) {
   }
 }
 
-TEST(ThreadPool, StealingTakesFromTheBackOfASlowShare) {
-  // Thread 0's share is chunks [0, 32), thread 1's [32, 64). Thread 0 stalls in its first
-  // chunk until thread 1 has run 40 chunks, which it can only do by finishing its own share
-  // and then taking the end of thread 0's, last chunk first; thread 0 meanwhile keeps to its
-  // own chunks, front to back.
+TEST(ThreadPool, StealingRunsCoverEveryChunkOnceInFewRuns) {
+  for (int nth : {1, 2, 3, 5}) {
+    ThreadPool pool(nth);
+    for (int64_t n : {0, 1, 2, 7, 64, 4096}) {
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      std::atomic<int64_t> n_runs{0};
+      pool.run_stealing_runs(n, [&](int ith, int64_t b, int64_t e) {
+        EXPECT_GE(ith, 0);
+        EXPECT_LT(ith, nth);
+        ASSERT_GE(b, 0);
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t c = b; c < e; ++c) runs[c].fetch_add(1);
+        n_runs.fetch_add(1);
+      });
+      for (int64_t c = 0; c < n; ++c) ASSERT_EQ(runs[c].load(), 1) << "chunk " << c;
+      // An eighth of what is left at a time (about 8 ln(share / 8) + 8 runs a share, more with
+      // each steal), not one run a chunk: here fewer than one run per 4 chunks.
+      if (n == 4096) {
+        EXPECT_LT(n_runs.load(), n / 4) << nth << " threads";
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, StealingTakesTheBackHalfOfASlowShare) {
+  // Thread 0's share is chunks [0, 32), thread 1's [32, 64). Thread 0 stalls in chunk 0 until
+  // thread 1 has run 40 chunks, which it can only do by finishing its own share and then
+  // taking the back half of what thread 0 has left: [16, 32) if thread 0 had not taken its
+  // first run yet, else [18, 32) (its first run is [0, 4)), which it works through front to
+  // back. Thread 0 meanwhile keeps to its own chunks, front to back.
   ThreadPool pool(2);
   std::vector<int> owner(64, -1);
-  std::vector<int64_t> order0;
+  std::vector<int64_t> order0, stolen;
   std::atomic<int> by1{0};
-  std::atomic<int> stolen_first{-1};
   bool waited_out = false;
   pool.run_stealing(64, [&](int ith, int64_t c) {
     owner[c] = ith;
@@ -103,16 +128,14 @@ TEST(ThreadPool, StealingTakesFromTheBackOfASlowShare) {
       }
       return;
     }
-    if (c < 32) {
-      int none = -1;
-      stolen_first.compare_exchange_strong(none, static_cast<int>(c));
-    }
+    if (c < 32 && by1.load() < 40) stolen.push_back(c);  // before thread 0 goes on
     by1.fetch_add(1);
   });
   ASSERT_FALSE(waited_out) << "thread 1 did not take thread 0's chunks";
   for (int64_t c = 32; c < 64; ++c) EXPECT_EQ(owner[c], 1) << "chunk " << c;
-  EXPECT_EQ(stolen_first.load(), 31);
-  for (int64_t c = 24; c < 32; ++c) EXPECT_EQ(owner[c], 1) << "chunk " << c;
+  ASSERT_EQ(stolen.size(), 8u);
+  EXPECT_TRUE(stolen[0] == 16 || stolen[0] == 18) << "first stolen chunk " << stolen[0];
+  for (size_t i = 0; i < stolen.size(); ++i) EXPECT_EQ(stolen[i], stolen[0] + int64_t(i));
   ASSERT_FALSE(order0.empty());
   for (size_t i = 0; i < order0.size(); ++i) EXPECT_EQ(order0[i], static_cast<int64_t>(i));
 }
