@@ -11,8 +11,9 @@
 //           fork-join each: kernels::matmul_shared_input), on a pool of `threads`, the down
 //           projection in column slices (kernels::pack_slice_cols);
 //   layers, whole rows: the same from a second copy packed without slices;
-//   one:    the whole buffer as one 2048-column product (the same panels' bytes, ~1/7 the
-//           fork-joins and no product boundaries);
+//   one:    the whole buffer as one 2048-column product (the same panels' bytes, one
+//           fork-join and no product boundaries);
+//   one in N products: the same in as many equal products as layers' fork-joins;
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
 //           the threads (runtime/roofline.h's pass);
 //   and layers with the decode prefetch setting flipped from this CPU's default, layers and
@@ -183,6 +184,22 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
   auto one = [&] {
     kernels::matmul(kt, pool, w.one, x.data(), kDim, 1, y.data(), workspace.data());
   };
+  // The same buffer as as many products (fork-joins) as layers makes: what the products'
+  // boundaries cost, apart from the layers' own shapes.
+  const kernels::WeightMatrix& down = w.layers[0].down;
+  const int64_t down_slices = down.slice_cols > 0 ? down.cols / down.slice_cols : 1;
+  const int64_t n_products = kNumLayers * (3 + down_slices) + 1;
+  const int64_t panel_rows = kt.types[static_cast<uint32_t>(type)].packed.panel_rows;
+  auto products = [&] {
+    const int64_t panels = w.one.rows / panel_rows;
+    for (int64_t i = 0; i < n_products; ++i) {
+      const int64_t p0 = panels * i / n_products, p1 = panels * (i + 1) / n_products;
+      kernels::WeightMatrix m = w.one;
+      m.packed = static_cast<const uint8_t*>(w.one.packed) + p0 * w.one.panel_stride;
+      m.rows = (p1 - p0) * panel_rows;
+      kernels::matmul(kt, pool, m, x.data(), kDim, 1, y.data(), workspace.data());
+    }
+  };
   auto plain = [&] {
     const auto* f = reinterpret_cast<const float*>(w.buffer.data());
     const int64_t floats = static_cast<int64_t>(w.bytes / sizeof(float));
@@ -211,13 +228,15 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
     return flipped(kernels::set_decode_prefetch, prefetch, fn);
   };
   auto other_split = [&](auto fn) { return flipped(kernels::set_split_stealing, stealing, fn); };
-  std::vector<Way> ways = {{"plain", plain, w.bytes},
-                           {"layers", layers, w.bytes},
-                           {"layers, whole rows", [&] { layers_of(*whole); }, whole->bytes},
-                           {"one", one, w.bytes},
-                           {"layers" + flip, other_prefetch(layers), w.bytes},
-                           {"layers" + split, other_split(layers), w.bytes},
-                           {"one" + split, other_split(one), w.bytes}};
+  std::vector<Way> ways = {
+      {"plain", plain, w.bytes},
+      {"layers", layers, w.bytes},
+      {"layers, whole rows", [&] { layers_of(*whole); }, whole->bytes},
+      {"one", one, w.bytes},
+      {"one in " + std::to_string(n_products) + " products", products, w.bytes},
+      {"layers" + flip, other_prefetch(layers), w.bytes},
+      {"layers" + split, other_split(layers), w.bytes},
+      {"one" + split, other_split(one), w.bytes}};
   std::vector<std::vector<double>> gbps(ways.size()), ratio(ways.size());
   std::vector<size_t> order(ways.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
