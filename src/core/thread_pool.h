@@ -52,12 +52,12 @@ class ThreadPool {
   // with the most left as its own and goes on the same way. So what a thread reads stays a few
   // long ascending streams, work whose threads run at different speeds (two cores' reads from
   // memory rarely match) ends together instead of waiting on the slowest share, and a run of
-  // several chunks costs one compare-exchange. Why runs, not a chunk at a time: a locked
-  // compare-exchange waits for the loads before it, so taking each 64 KiB of weights
-  // separately stalled the weight stream at every chunk; on the Zen 4 VM's fast memory
-  // (55-60 GB/s on 2 threads) 1B q8_0 decode products read 76-84% of a plain read so, against
-  // 87-92% with 512 KiB chunks (bench/decode_layers.cpp). Which thread runs a chunk is not
-  // fixed, so fn's results must not depend on it.
+  // several chunks costs one compare-exchange. Why runs, not a chunk at a time: taking each
+  // 64 KiB of weights with its own compare-exchange and call cost the weight stream at every
+  // chunk (a locked instruction waits for the loads before it: the likely reason); on the Zen
+  // 4 VM's fast memory (55-60 GB/s on 2 threads) 1B q8_0 decode products read 73-84% of a
+  // plain read so, 87-92% with 512 KiB chunks (bench/decode_layers.cpp, docs/PERFORMANCE.md
+  // stop 30). Which thread runs a chunk is not fixed, so fn's results must not depend on it.
   template <typename F>
   void run_stealing_runs(int64_t n_chunks, F&& fn) {
     if (n_threads_ == 1 || n_chunks <= 1) {
