@@ -136,8 +136,11 @@ TEST(ThreadPool, StealingTakesTheBackHalfOfASlowShare) {
   ASSERT_EQ(stolen.size(), 8u);
   EXPECT_TRUE(stolen[0] == 16 || stolen[0] == 18) << "first stolen chunk " << stolen[0];
   for (size_t i = 0; i < stolen.size(); ++i) EXPECT_EQ(stolen[i], stolen[0] + int64_t(i));
+  // Thread 0 may take back the back half of what thread 1 has left once it goes on, which lies
+  // past its own front: its chunks still ascend.
   ASSERT_FALSE(order0.empty());
-  for (size_t i = 0; i < order0.size(); ++i) EXPECT_EQ(order0[i], static_cast<int64_t>(i));
+  EXPECT_EQ(order0[0], 0);
+  for (size_t i = 1; i < order0.size(); ++i) EXPECT_LT(order0[i - 1], order0[i]);
 }
 
 // With timing on, a step's wall time and each thread's wait at the join are counted: a step
