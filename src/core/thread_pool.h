@@ -123,7 +123,7 @@ class ThreadPool {
 
   // One thread's share of a run_stealing_runs step: its front (next chunk) in the low 32 bits and
   // its end in the high 32; the owner advances the front, thieves pull in the end. On its own
-  // cache line, so an owner's taking a chunk costs no traffic until someone steals.
+  // cache line, so an owner's taking a run costs no traffic until someone steals.
   // With timing, also when thread ith finished its part of the current step: written
   // before it signals the join, read by the caller after the join.
   struct alignas(64) Share {

@@ -111,7 +111,7 @@ TEST(ThreadPool, StealingTakesTheBackHalfOfASlowShare) {
   // thread 1 has run 40 chunks, which it can only do by finishing its own share and then
   // taking the back half of what thread 0 has left: [16, 32) if thread 0 had not taken its
   // first run yet, else [18, 32) (its first run is [0, 4)), which it works through front to
-  // back. Thread 0 meanwhile keeps to its own chunks, front to back.
+  // back. Thread 0 meanwhile runs its chunks in ascending order.
   ThreadPool pool(2);
   std::vector<int> owner(64, -1);
   std::vector<int64_t> order0, stolen;
