@@ -14,6 +14,8 @@
 //   one:    the whole buffer as one 2048-column product (the same panels' bytes, one
 //           fork-join and no product boundaries);
 //   one in N products: the same in as many equal products as layers' fork-joins;
+//   own halves in N steps: as many fork-joins, each thread reading the next piece of its own
+//           half of the buffer in each (one stream a thread through the token);
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
 //           the threads (runtime/roofline.h's pass);
 //   and layers with the decode prefetch setting flipped from this CPU's default, layers and
@@ -200,6 +202,36 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
       kernels::matmul(kt, pool, m, x.data(), kDim, 1, y.data(), workspace.data());
     }
   };
+  // The same steps, but each thread's bytes one stream through them: in step i a thread reads
+  // piece i of its own half of the buffer (a fixed split, as "one, static split" reads in one
+  // step). What a layout storing each thread's share of every product after its share of the
+  // last would give: the steps' joins without a thread's jump to a new place at each.
+  const kernels::TypeOps& ops = kt.types[static_cast<uint32_t>(type)];
+  std::vector<uint8_t> act(row_bytes(ops.vec_dot_type, kDim));
+  if (ops.vec_dot_type == DType::kF32) {
+    std::copy_n(reinterpret_cast<const uint8_t*>(x.data()), act.size(), act.data());
+  } else {
+    kt.types[static_cast<uint32_t>(ops.vec_dot_type)].from_float(x.data(), act.data(), kDim);
+  }
+  auto own_streams = [&] {
+    const int64_t panels = w.one.rows / panel_rows;
+    kernels::GemmArgs g;
+    g.n = kDim;
+    g.w = w.one.packed;
+    g.w_stride = w.one.panel_stride;
+    g.a = act.data();
+    g.a_stride = act.size();
+    g.y = y.data();
+    g.y_stride = w.one.rows;
+    for (int64_t i = 0; i < n_products; ++i) {
+      pool.run([&](int ith, int nth) {
+        int64_t b, e;
+        ThreadPool::split(panels, ith, nth, &b, &e);
+        const int64_t p0 = b + (e - b) * i / n_products, p1 = b + (e - b) * (i + 1) / n_products;
+        if (p0 < p1) ops.packed.gemm(g, p0 * panel_rows, p1 * panel_rows, 0, 1);
+      });
+    }
+  };
   auto plain = [&] {
     const auto* f = reinterpret_cast<const float*>(w.buffer.data());
     const int64_t floats = static_cast<int64_t>(w.bytes / sizeof(float));
@@ -234,6 +266,7 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
       {"layers, whole rows", [&] { layers_of(*whole); }, whole->bytes},
       {"one", one, w.bytes},
       {"one in " + std::to_string(n_products) + " products", products, w.bytes},
+      {"own halves in " + std::to_string(n_products) + " steps", own_streams, w.bytes},
       {"layers" + flip, other_prefetch(layers), w.bytes},
       {"layers" + split, other_split(layers), w.bytes},
       {"one" + split, other_split(one), w.bytes}};
@@ -264,10 +297,10 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
   if (min_plain > 0) std::printf(", %zu with plain >= %.1f GB/s", kept, min_plain);
   std::printf("\n");
   if (kept == 0) return 0;
-  std::printf("%-22s %10s %12s %16s\n", "way", "GB/s", "of plain", "(ratio range)");
+  std::printf("%-28s %10s %12s %16s\n", "way", "GB/s", "of plain", "(ratio range)");
   for (size_t i = 0; i < ways.size(); ++i) {
     const auto [lo, hi] = std::minmax_element(ratio[i].begin(), ratio[i].end());
-    std::printf("%-22s %10.1f %11.1f%% %7.0f%% - %3.0f%%\n", ways[i].name.c_str(), median(gbps[i]),
+    std::printf("%-28s %10.1f %11.1f%% %7.0f%% - %3.0f%%\n", ways[i].name.c_str(), median(gbps[i]),
                 100 * median(ratio[i]), 100 * *lo, 100 * *hi);
   }
   volatile float keep = 0;
