@@ -48,5 +48,21 @@ TEST(Probes, FmaLoopReportsItsWork) {
   }
 }
 
+// The FMA peak is that of the widest FMA a table's kernels use: a table with 512-bit tiles
+// probes with 16-lane chains (on cores with 512-bit FMA pipes, 8-lane ones measure half the
+// peak, and prompt tiles would read above 100% of it).
+TEST(Probes, Avx512TableProbesSixteenLanes) {
+  int checked = 0;
+  for (const KernelTable* k : tables()) {
+    if (std::string(k->isa).rfind("avx512", 0) != 0) continue;
+    ++checked;
+    float sink = 0;
+    const double flops = k->fma_loop(1000, &sink);
+    EXPECT_EQ(std::fmod(flops, 2.0 * 16 * 1000), 0.0) << k->isa;
+    EXPECT_GE(flops, 2.0 * 16 * 8 * 1000) << k->isa << ": at least 8 chains of 16 lanes";
+  }
+  if (checked == 0) GTEST_SKIP() << "no AVX-512 table on this CPU";
+}
+
 }  // namespace
 }  // namespace cohort::kernels
