@@ -455,10 +455,11 @@ TEST(ClusterNetns, CutLinkEndsTheRunWithAnErrorWithinSeconds) {
   testing::TempDir dir;
   const std::string key = dir.file("k"), model = dir.file("m.gguf");
   ASSERT_EQ(run_command(kCohortBinary + " key new > " + key).exit_code, 0);
-  // Slow enough per token (f32, dim 512) that the run is still going when the link drops.
+  // A run long enough to be still going when the link drops: 16384 positions of f32 at dim 512
+  // take minutes (a context of 2048 took 7.7 s on a Zen 5 VM, and the run ended before the cut).
   ASSERT_EQ(
       run_command(kCohortBinary + " synth --dim 512 --layers 8 --heads 8 --kv-heads 8 --ffn 1536 " +
-                  "--vocab 1024 --type f32 -o " + model + " 2>/dev/null")
+                  "--vocab 1024 --ctx 16384 --type f32 -o " + model + " 2>/dev/null")
           .exit_code,
       0);
   testing::ChildProcess worker(
@@ -472,16 +473,20 @@ TEST(ClusterNetns, CutLinkEndsTheRunWithAnErrorWithinSeconds) {
   testing::ChildProcess head({"/usr/sbin/ip", "netns",     "exec",       ns.a,
                               kCohortBinary,  "run",       "-m",         model,
                               "-p",           "the",       "-n",         "100000",
-                              "-c",           "100000",    "--temp",     "0",
+                              "-c",           "16384",     "--temp",     "0",
                               "-t",           "1",         "--workers",  "10.77.0.2:52417",
                               "--bind",       "10.77.0.1", "--parallel", "pipeline",
                               "--key-file",   key},
                              dir.file("head.log"));
-  // Wait until tokens flow, then cut the link.
-  for (int i = 0; i < 100 && head.log().find("prompt:") == std::string::npos; ++i) {
+  // Wait until the model is ready on the cluster and tokens flow, then cut the link. ("prompt:"
+  // is the run's closing summary: waiting for it would wait for the end of the run.)
+  for (int i = 0; i < 100 && head.log().find("ready in") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   ASSERT_TRUE(head.alive()) << head.log();
+  ASSERT_EQ(head.log().find("prompt:"), std::string::npos) << "the run ended before the cut\n"
+                                                           << head.log();
   ASSERT_EQ(run_command("ip -n " + ns.a + " link set " + ns.va + " down").exit_code, 0);
   const auto t0 = std::chrono::steady_clock::now();
   while (head.alive() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) {
