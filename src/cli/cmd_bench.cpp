@@ -39,6 +39,7 @@ struct BenchConfig {
   std::string split = "steal";           // static: kernels::set_split_stealing(false)
   std::string spin_pause = "on";         // off: ThreadPool::set_spin_pause(false)
   int64_t slice_cols = -1;               // >= 0: kernels::set_pack_slice_cols
+  int64_t prefetch_bytes = 0;            // > 0: kernels::set_decode_prefetch_bytes
 };
 
 int usage_error(const char* message) {
@@ -58,6 +59,7 @@ int bench(const BenchConfig& cfg) {
   }
   if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
   if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
+  if (cfg.prefetch_bytes > 0) kernels::set_decode_prefetch_bytes(cfg.prefetch_bytes);
   kernels::set_split_stealing(cfg.split == "steal");
   ThreadPool::set_spin_pause(cfg.spin_pause == "on");
   if (cfg.slice_cols >= 0) kernels::set_pack_slice_cols(cfg.slice_cols);
@@ -208,10 +210,14 @@ void add_bench_command(CLI::App& app, Runner* runner) {
       ->capture_default_str();
   cmd->add_option("--decode-prefetch", cfg->decode_prefetch,
                   "Packed decode products (and the read probe) prefetch their weights (on) or "
-                  "leave it to the hardware (off); auto: on for Intel CPUs and AMD family 17h "
-                  "(Zen 1, Zen 2), off for others")
+                  "leave it to the hardware (off); auto: on for Intel CPUs and AMD families 17h "
+                  "(Zen 1, Zen 2) and 1Ah (Zen 5), off for others")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  cmd->add_option("--decode-prefetch-bytes", cfg->prefetch_bytes,
+                  "How far ahead of their reads the decode products (but Q6_K's) and the read "
+                  "probe prefetch (default: 4096 on AMD family 1Ah, 1024 elsewhere)")
+      ->check(CLI::Range(64, 1 << 20));
   cmd->add_option("--split", cfg->split,
                   "How a matrix product's threads share its rows: steal (each its share, then "
                   "chunks of another's left) or static (one fixed share each)")

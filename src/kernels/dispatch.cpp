@@ -142,14 +142,31 @@ bool cpu_is_amd_family_17h() {
 #endif
 }
 
+// AMD's family 1Ah (Zen 5): base family 0xF plus extended family 0xB.
+bool cpu_is_amd_family_1ah() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (cpu_vendor() != "AuthenticAMD" || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned base = (a >> 8) & 0xF, extended = (a >> 20) & 0xFF;
+  return base == 0xF && extended == 0xB;
+#else
+  return false;
+#endif
+}
+
 std::atomic<bool>& decode_pairs_setting() {
   static std::atomic<bool> on{cpu_is_intel()};
   return on;
 }
 
 std::atomic<bool>& decode_prefetch_setting() {
-  static std::atomic<bool> on{cpu_is_intel() || cpu_is_amd_family_17h()};
+  static std::atomic<bool> on{cpu_is_intel() || cpu_is_amd_family_17h() || cpu_is_amd_family_1ah()};
   return on;
+}
+
+std::atomic<int64_t>& decode_prefetch_bytes_setting() {
+  static std::atomic<int64_t> bytes{cpu_is_amd_family_1ah() ? 4096 : 1024};
+  return bytes;
 }
 
 std::atomic<bool>& split_stealing_setting() {
@@ -171,6 +188,14 @@ bool decode_prefetch() { return decode_prefetch_setting().load(std::memory_order
 
 void set_decode_prefetch(bool on) {
   decode_prefetch_setting().store(on, std::memory_order_relaxed);
+}
+
+int64_t decode_prefetch_bytes() {
+  return decode_prefetch_bytes_setting().load(std::memory_order_relaxed);
+}
+
+void set_decode_prefetch_bytes(int64_t bytes) {
+  decode_prefetch_bytes_setting().store(bytes, std::memory_order_relaxed);
 }
 
 bool cpu_has_avx_vnni() {

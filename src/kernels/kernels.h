@@ -167,8 +167,19 @@ void set_decode_in_pairs(bool on);
 // on all five packed types), off elsewhere (the Zen 4 VM of stops 19-20: 36 against 32, and
 // the Q4_K decode tile 24 GB/s against 18-19); tests and `cohort bench --decode-prefetch` set
 // it.
+// On AMD's family 1Ah (Zen 5) too: there, 4096 bytes ahead, the one-token Q4_K tile read 97%
+// of a plain read against 66% without (decode_layers_bench, stop 32).
 bool decode_prefetch();
 void set_decode_prefetch(bool on);
+
+// How many bytes ahead of its reads a one-token tile (but Q6_K's, two of its blocks) and the
+// read probe ask for lines where decode_prefetch(): 4096 on AMD's family 1Ah, 1024 elsewhere.
+// Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192 into L2 on the Xeon VM (every
+// setting within 5% of the others); on the Zen 5 VM of stop 32, 1024 bytes ahead cost q4_0 4
+// points of a plain read and q8_0 7 against no prefetching, 4096 bytes gained q4_0 4 and f16
+// 4 (decode_layers_bench -t 2). Tests and `cohort bench --decode-prefetch-bytes` set it.
+int64_t decode_prefetch_bytes();
+void set_decode_prefetch_bytes(int64_t bytes);
 
 // Whether the threads of a matrix product (and of the model's attention over KV heads)
 // balance their work (ThreadPool::run_stealing_runs over chunks of panels, or of heads: one

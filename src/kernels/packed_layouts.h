@@ -70,23 +70,27 @@ size_t q4_kx8_panel_bytes(int64_t n);
 void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
 // Q4_K, panels of 16 rows ("Q4_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
-// 2368 bytes (the file's 16 blocks take 2304: +2.8%), in the order a tile reads them (one
-// sequential stream, see Q6_Kx16):
+// 2368 bytes (the file's 16 blocks take 2304: +2.8%), 37 cache lines: the Q4_Kx8 arrangement
+// with 16 rows.
 //   d[16], dmin[16]  f16 super-block scale and min scale of rows 0..15
 //   mins[128]        pair k of sub-blocks (2k, 2k + 1), row i at 32k + 2i + s: the 6-bit min of
 //                    sub-block 2k + s as a byte (widened to int16, a row's two mins fill one
 //                    int32 lane, ready for madd with the pair of activation sums)
-//   then for each sub-block j of 32 columns, 272 bytes from q4_kx16_sub(j):
-//     scales[16]     row i's 6-bit scale as byte i
-//     qs[256]        the Q4_0x16 group arrangement of the sub-block's codes (4 groups of 64
+//   scales[128]      sub-block j's 6-bit scale of row i at 16j + i (one 128-bit load widens
+//                    to the 16 int32 lanes)
+//   qs[2048]         sub-block j at 256j, in the Q4_0x16 group arrangement (4 groups of 64
 //                    bytes, row i at 4i: low nibble column 8g + m, high nibble 8g + 4 + m)
 // Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+// Why the scales sit before the codes: with each sub-block's 16 scales before its 256 code
+// bytes (272-byte steps, stops 28-31), 7 of a block's 8 sub-blocks' 64-byte code loads each
+// straddled two cache lines, and on the Zen 5 VM of stop 32 the one-token tile read 61-66%
+// of a plain read out of memory (decode_layers_bench --type q4_K -t 2); here every code load
+// is one whole line of a 64-byte-aligned panel.
 inline constexpr int64_t kQ4_Kx16PanelRows = 16;
 inline constexpr size_t kQ4_Kx16MinsOffset = 64;
-inline constexpr size_t kQ4_Kx16SubsOffset = 192;
-inline constexpr size_t kQ4_Kx16SubBytes = 16 + 256;
-inline constexpr size_t kQ4_Kx16BlockBytes = kQ4_Kx16SubsOffset + 8 * kQ4_Kx16SubBytes;
-constexpr size_t q4_kx16_sub(int j) { return kQ4_Kx16SubsOffset + kQ4_Kx16SubBytes * j; }
+inline constexpr size_t kQ4_Kx16ScalesOffset = 192;
+inline constexpr size_t kQ4_Kx16QsOffset = 320;
+inline constexpr size_t kQ4_Kx16BlockBytes = kQ4_Kx16QsOffset + 2048;
 size_t q4_kx16_panel_bytes(int64_t n);
 void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 

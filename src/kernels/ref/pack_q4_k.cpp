@@ -19,13 +19,15 @@ void unpack_scales_mins(const uint8_t* s, uint8_t sc[8], uint8_t mn[8]) {
   }
 }
 
-// One panel of kRows rows: Q4_Kx8 (the scales in a table, row i at 8j + i, before the codes)
-// or Q4_Kx16 (each sub-block's scales before its codes, row i at i); mins in pairs either way.
+// One panel of kRows rows, Q4_Kx8 or Q4_Kx16: the scales in a table (row i of sub-block j at
+// kRows j + i), then the codes (sub-block j at 16 kRows j); mins in pairs.
 template <int64_t kRows>
 void pack_q4_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
   constexpr bool kWide = kRows == 16;
   constexpr size_t kBlock = kWide ? kQ4_Kx16BlockBytes : kQ4_Kx8BlockBytes;
   constexpr size_t kMins = kWide ? kQ4_Kx16MinsOffset : kQ4_Kx8MinsOffset;
+  constexpr size_t kScales = kWide ? kQ4_Kx16ScalesOffset : kQ4_Kx8ScalesOffset;
+  constexpr size_t kQs = kWide ? kQ4_Kx16QsOffset : kQ4_Kx8QsOffset;
   const int64_t nb = n / kQK_K;
   auto* out = static_cast<uint8_t*>(dst);
   std::memset(out, 0, static_cast<size_t>(nb) * kBlock);
@@ -41,7 +43,7 @@ void pack_q4_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t
       uint8_t sc[8], mn[8];
       unpack_scales_mins(x.scales, sc, mn);
       for (int j = 0; j < 8; ++j) {
-        blk[kWide ? q4_kx16_sub(j) + i : kQ4_Kx8ScalesOffset + 8 * j + i] = sc[j];
+        blk[kScales + kRows * j + i] = sc[j];
         blk[kMins + 2 * kRows * (j / 2) + 2 * i + j % 2] = mn[j];
       }
       // The file's code of element e: bytes 32h.. hold elements 64h.. in their low nibbles
@@ -51,7 +53,7 @@ void pack_q4_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t
         return (e % 64) < 32 ? byte & 0x0F : byte >> 4;
       };
       for (int j = 0; j < 8; ++j) {
-        uint8_t* qs = blk + (kWide ? q4_kx16_sub(j) + 16 : kQ4_Kx8QsOffset + 128 * j);
+        uint8_t* qs = blk + kQs + 16 * kRows * j;
         for (int g = 0; g < 4; ++g) {
           for (int m = 0; m < 4; ++m) {
             const int e = 32 * j + 8 * g + m;

@@ -79,11 +79,12 @@ void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) lo[s] = hi[s] = _mm256_setzero_ps();
   // One column pair (4 lines, one per sub-panel) per step; with decode_prefetch() the 4 lines
-  // kDecodePrefetchBytes ahead are asked for.
-  const bool ahead = decode_prefetch();
+  // decode_prefetch_bytes() ahead are asked for.
+  const bool prefetch = decode_prefetch();
+  const int64_t ahead = decode_prefetch_bytes();
   int64_t k = 0;
   for (; k + 2 <= g.n; k += 2, w += kF16PairBytes) {
-    if (ahead) avx2::prefetch_stream(w, kF16SubPanels);
+    if (prefetch) avx2::prefetch_stream(w, kF16SubPanels, ahead);
     decode_column<0>(w, _mm256_broadcast_ss(a + k), lo, hi);
     decode_column<1>(w, _mm256_broadcast_ss(a + k + 1), lo, hi);
   }

@@ -228,7 +228,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
                        8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
       _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
                        9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
-  avx2::PanelPrefetchers<P, kQ6_KDecodeAhead> ahead(panel, g.w_stride);  // one token
+  avx2::PanelPrefetchers<P> ahead(panel, g.w_stride, kQ6_KDecodeAhead);  // one token
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];

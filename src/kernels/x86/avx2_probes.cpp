@@ -16,11 +16,12 @@ namespace {
 // 19: 36 GB/s on one thread against 32).
 template <bool kAhead>
 float read_sum_as(const float* x, int64_t n) {
+  const int64_t ahead = decode_prefetch_bytes();
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
   __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    if constexpr (kAhead) avx2::prefetch_stream(x + i, 2);
+    if constexpr (kAhead) avx2::prefetch_stream(x + i, 2, ahead);
     s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
     s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
     s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));

@@ -33,9 +33,6 @@ constexpr size_t kGroupBytes = 64;
 // Tokens per prefill tile: each keeps two int32 sums and a float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
-constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
-
 // A block's integer dots to the rows' float sums: acc + float(lo + hi / 16 - offset) * d_w * d_a.
 inline __m512 add_block(__m512 acc, __m512i lo, __m512i hi, int32_t offset, __m512 dw, float da) {
   __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
@@ -67,7 +64,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   __m256 acc[2];
   start_halves_x16(g, y, m, acc);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
+  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kBlockBytes;
     ahead.upto(blk + kBlockBytes);

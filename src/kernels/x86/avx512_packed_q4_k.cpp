@@ -31,9 +31,6 @@ constexpr int kGroupBytes = 64;
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// Bytes ahead of its reads that a one-token tile asks for its lines where decode_prefetch().
-constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
-
 // Per token super-block, what the tiles take from the activations besides their codes: the
 // block's scale and the sums of the codes of its 8 sub-blocks of 32 (int16, in pairs for
 // madd). Per-thread storage grown to the largest call seen, reused while a call reads the
@@ -85,10 +82,10 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
+  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ4_Kx16BlockBytes;
-    ahead.upto(blk + kQ4_Kx16SubsOffset);
+    ahead.upto(blk + kQ4_Kx16QsOffset);
     // The mins term first (the mins lead the block): sum_k madd(mins pair k, sums pair k).
     __m512i mins[4];
     for (int k = 0; k < 4; ++k) {
@@ -106,15 +103,15 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
       sumi[j] = _mm512_setzero_si512();
     }
     for (int sb = 0; sb < 8; ++sb) {
-      const uint8_t* sub = blk + q4_kx16_sub(sb);
-      ahead.upto(sub + kQ4_Kx16SubBytes);
+      const uint8_t* qs = blk + kQ4_Kx16QsOffset + 256 * sb;
+      ahead.upto(qs + 256);
       __m512i plo[T][kChains], phi[T][kChains];
       for (int j = 0; j < T; ++j) {
         for (int c = 0; c < kChains; ++c) plo[j][c] = phi[j][c] = _mm512_setzero_si512();
       }
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
-        const __m512i v = _mm512_loadu_si512(sub + 16 + kGroupBytes * grp);
+        const __m512i v = _mm512_loadu_si512(qs + kGroupBytes * grp);
         const __m512i vl = _mm512_and_si512(v, low), vh = _mm512_and_si512(v, high);
         const int c = grp % kChains;
 #pragma GCC unroll 8
@@ -124,8 +121,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
           phi[j][c] = _mm512_dpbusd_epi32(phi[j][c], vh, broadcast4_x16(q + 4));
         }
       }
-      const __m512i sc =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sub)));
+      const __m512i sc = _mm512_cvtepu8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ4_Kx16ScalesOffset + 16 * sb)));
 #pragma GCC unroll 8
       for (int j = 0; j < T; ++j) {
         __m512i lo = plo[j][0], hi = phi[j][0];

@@ -99,7 +99,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
+  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ6_Kx16BlockBytes;
     __m512i sumi[T];

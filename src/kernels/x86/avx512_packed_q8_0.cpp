@@ -31,9 +31,6 @@ constexpr int kGroupBytes = 64;
 // Tokens per prefill tile: each keeps one int32 sum and a float accumulator in registers.
 constexpr int kTokenTile = 8;
 
-// Bytes ahead of its reads that the one-token tile asks for its lines where decode_prefetch().
-constexpr int64_t kPrefetchAhead = avx2::kDecodePrefetchBytes;
-
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, toff), T >= 2: one int32 sum per token and block.
 template <int T>
@@ -85,7 +82,7 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
   float* y = g.y + t * g.y_stride + r;
   __m256 acc[2];
   start_halves_x16(g, y, m, acc);
-  StreamPrefetcher<kPrefetchAhead> ahead(panel, prefetch);
+  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
     ahead.upto(blk + kQ8_0x16BlockBytes);

@@ -17,62 +17,57 @@ namespace cohort::kernels::avx2 {
 
 // Decode streams each panel once, and on some CPUs a one-token tile does too little work per
 // byte for the hardware prefetchers alone to keep memory busy: there (decode_prefetch(),
-// kernels/kernels.h) the packed gemms' one-token tiles ask for the bytes this far ahead of
-// those they multiply. 1B Q4_0 tg64 on 2 threads went 37.8 -> 43-45 tok/s with it (stop 16).
-// Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192 into L2 on all five packed
-// types (1B, tg64, 2 threads, interleaved runs): every setting within 5% of the others, the
-// order changing from round to round; kept as it was. Q6_K takes two whole blocks instead
-// (kQ6_KDecodeAhead, measured when its blocks were read at two places at once).
-constexpr int kDecodePrefetchBytes = 1024;
+// kernels/kernels.h) the packed gemms' one-token tiles ask for the bytes
+// decode_prefetch_bytes() ahead of those they multiply (Q6_K takes two whole blocks instead:
+// kQ6_KDecodeAhead, measured when its blocks were read at two places at once).
 
-// Asks for `lines` 64-byte lines from kAhead bytes past p. A prefetch never faults, so p may
+// Asks for `lines` 64-byte lines from `ahead` bytes past p. A prefetch never faults, so p may
 // be near the end of the weights.
-template <int64_t kAhead = kDecodePrefetchBytes>
-inline void prefetch_stream(const void* p, int lines) {
+inline void prefetch_stream(const void* p, int lines, int64_t ahead) {
   for (int l = 0; l < lines; ++l) {
-    _mm_prefetch(static_cast<const char*>(p) + kAhead + 64 * l, _MM_HINT_T0);
+    _mm_prefetch(static_cast<const char*>(p) + ahead + 64 * l, _MM_HINT_T0);
   }
 }
 
-// Asks for each 64-byte line of a stream once, kAhead bytes before it is read: upto(p) asks for
-// the lines up to p + kAhead not yet asked for. prefetch_stream asks for a fixed count of lines
+// Asks for each 64-byte line of a stream once, `ahead` bytes before it is read: upto(p) asks
+// for the lines up to p + ahead not yet asked for. prefetch_stream asks for a fixed count of lines
 // per block, which asks for some twice when a block is not a whole number of lines (Q4_0's 144
 // bytes, Q8_0's 272). On the Zen 4 VM of stop 19 those repeated requests cost more than the
 // prefetching gained: one panel at a time, 1B q4_0 tg64 on 2 threads read 27-36 tok/s with 3
 // lines per block and 53-59 with no prefetch at all (one round, interleaved). Every packed
 // one-token tile but F16's takes this (Q6_K since its blocks became one stream and Q4_K since
 // stop 20), and it asks for nothing unless decode_prefetch().
-template <int64_t kAhead = kDecodePrefetchBytes>
 class LinePrefetcher {
  public:
   LinePrefetcher() = default;
   // Asks for nothing unless decode_prefetch() (kernels/kernels.h).
-  explicit LinePrefetcher(const void* start)
-      : next_(static_cast<const char*>(start) + kAhead), on_(decode_prefetch()) {}
+  LinePrefetcher(const void* start, int64_t ahead)
+      : next_(static_cast<const char*>(start) + ahead), ahead_(ahead), on_(decode_prefetch()) {}
   void upto(const void* p) {
     if (!on_) return;
-    const char* end = static_cast<const char*>(p) + kAhead;
+    const char* end = static_cast<const char*>(p) + ahead_;
     for (; next_ < end; next_ += 64) _mm_prefetch(next_, _MM_HINT_T0);
   }
 
  private:
   const char* next_ = nullptr;
+  int64_t ahead_ = 0;
   bool on_ = false;
 };
 
 // A LinePrefetcher for each of P panels w_stride bytes apart from the first: what a P-panel
 // one-token tile streams.
-template <int P, int64_t kAhead = kDecodePrefetchBytes>
+template <int P>
 class PanelPrefetchers {
  public:
-  PanelPrefetchers(const uint8_t* panel, size_t w_stride) {
-    for (int p = 0; p < P; ++p) line_[p] = LinePrefetcher<kAhead>(panel + p * w_stride);
+  PanelPrefetchers(const uint8_t* panel, size_t w_stride, int64_t ahead = decode_prefetch_bytes()) {
+    for (int p = 0; p < P; ++p) line_[p] = LinePrefetcher(panel + p * w_stride, ahead);
   }
-  // Panel p's lines up to at + kAhead.
+  // Panel p's lines up to at + the distance.
   void upto(int p, const void* at) { line_[p].upto(at); }
 
  private:
-  LinePrefetcher<kAhead> line_[P];
+  LinePrefetcher line_[P];
 };
 
 // Calls tile.template operator()<P>(panel, r) over the panels of rows [r0, r1) (r0 at a panel's

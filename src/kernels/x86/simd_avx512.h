@@ -124,21 +124,22 @@ class Q8_0Terms {
   TermsKey key_;
 };
 
-// Asks for each 64-byte line of a stream once, kAhead bytes before it is read (where on: the
+// Asks for each 64-byte line of a stream once, `ahead` bytes before it is read (where on: the
 // decode_prefetch() setting, as the AVX2 tiles' LinePrefetcher).
-template <int64_t kAhead>
 class StreamPrefetcher {
  public:
-  StreamPrefetcher(const uint8_t* start, bool on) : next_(start + kAhead), on_(on) {}
+  StreamPrefetcher(const uint8_t* start, bool on, int64_t ahead)
+      : next_(start + ahead), ahead_(ahead), on_(on) {}
   void upto(const uint8_t* p) {
     if (!on_) return;
-    for (const uint8_t* end = p + kAhead; next_ < end; next_ += 64) {
+    for (const uint8_t* end = p + ahead_; next_ < end; next_ += 64) {
       _mm_prefetch(reinterpret_cast<const char*>(next_), _MM_HINT_T0);
     }
   }
 
  private:
   const uint8_t* next_;
+  int64_t ahead_;
   bool on_;
 };
 
