@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -324,7 +325,8 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
           ops_of(*avx2, t).packed.gemm(pp.args(want.data()), 0, p.rows, 0, tokens);
           ops_of(*vnni, t).packed.gemm(pp.args(got.data()), 0, p.rows, 0, tokens);
           EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode;
+              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode
+              << " rows=" << p.rows;
         }
       }
     }
@@ -334,9 +336,11 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
 
 // The avx512_vnni table's packed products give the AVX2 table's bits though they read other
 // layouts (Q4_0 in panels of 16 rows): each table packs the same rows its own way. Covers 1..27
-// tokens (whole 6-token tiles, F16's whole 12-token tiles, and every rest), a partial last
-// panel, F16 rows of odd length over a partial last chunk, and decode with the prefetches on
-// and off (and the AVX2 side in pairs and alone).
+// tokens (whole 6-token tiles, F16's whole 14-token tiles, and every rest), a partial last
+// panel (for F16 one that ends in its first sub-panel, a lone 16-row tile, and one that ends
+// in its second, a 32-row pair tile with a partial second half), F16 rows of odd length over
+// a partial last chunk, and decode with the prefetches on and off (and the AVX2 side in pairs
+// and alone).
 TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* evex = available()[2];
@@ -349,9 +353,9 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
     const TypeOps::Packed& form = ops_of(*wide, t).packed;
     if (form.gemm == ops_of(*evex, t).packed.gemm) continue;
     ++compared;
-    for (const float scale : {1.0f, 1e-3f}) {
+    for (const auto& [scale, last_rows] : {std::pair{1.0f, 5}, {1e-3f, 5}, {1.0f, 21}}) {
       const int64_t n = t == DType::kF16 ? 1024 + 64 + 7 : is_k_quant(t) ? 1024 : 1024 + 64;
-      const Problem p(t, n, 2 * form.panel_rows + 5, 27, 23, scale);
+      const Problem p(t, n, 2 * form.panel_rows + last_rows, 27, 23, scale);
       const PackedProblem pa(p, *avx2), pw(p, *wide);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
         for (const int mode : kDecodeReadModes) {
@@ -360,7 +364,8 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
           ops_of(*avx2, t).packed.gemm(pa.args(want.data()), 0, p.rows, 0, tokens);
           form.gemm(pw.args(got.data()), 0, p.rows, 0, tokens);
           EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode;
+              << dtype_name(t) << " tokens=" << tokens << " scale=" << scale << " mode=" << mode
+              << " rows=" << p.rows;
         }
       }
     }

@@ -39,8 +39,11 @@ inline const uint8_t* f16_sub_panel_column(const GemmArgs& g, int64_t q, int64_t
 // 1B F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
 class F16NextChunk {
  public:
+  // With subs = 2 it asks for the lines of the sub-panel after each too (the next 64 bytes of
+  // each column pair): the next chunk of a walk of sub-panels in pairs (q even).
   F16NextChunk(const GemmArgs& g, int64_t q, int64_t q_begin, int64_t q_end, int64_t k0,
-               int64_t cols, int64_t chunk_cols) {
+               int64_t cols, int64_t chunk_cols, int subs = 1)
+      : subs_(subs) {
     const bool next_sub = q + 1 < q_end;
     const int64_t rest = g.n - k0 - cols;
     p_ =
@@ -52,12 +55,16 @@ class F16NextChunk {
   void ask(int64_t count) {
     for (const int64_t end = line_ + count < lines_ ? line_ + count : lines_; line_ < end;
          ++line_) {
-      _mm_prefetch(reinterpret_cast<const char*>(p_) + kF16PairBytes * line_, _MM_HINT_T1);
+      for (int s = 0; s < subs_; ++s) {
+        _mm_prefetch(reinterpret_cast<const char*>(p_) + kF16PairBytes * line_ + 64 * s,
+                     _MM_HINT_T1);
+      }
     }
   }
 
  private:
   const uint8_t* p_;
+  int subs_;
   int64_t lines_;
   int64_t line_ = 0;
 };
