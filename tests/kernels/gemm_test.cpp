@@ -336,11 +336,10 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
 
 // The avx512_vnni table's packed products give the AVX2 table's bits though they read other
 // layouts (Q4_0 in panels of 16 rows): each table packs the same rows its own way. Covers 1..27
-// tokens (whole 6-token tiles, F16's whole 14-token tiles, and every rest), a partial last
-// panel (for F16 one that ends in its first sub-panel, a lone 16-row tile, and one that ends
-// in its second, a 32-row pair tile with a partial second half), F16 rows of odd length over
-// a partial last chunk, and decode with the prefetches on and off (and the AVX2 side in pairs
-// and alone).
+// tokens (whole 6-token tiles, and every rest), a partial last panel (for F16 ones that end in
+// its first and second sub-panels, lone 16-row tiles, and one that ends in its fourth, a 64-row
+// tile with a partial last quarter), F16 rows of odd length over a partial last chunk, and
+// decode with the prefetches on and off (and the AVX2 side in pairs and alone).
 TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* evex = available()[2];
@@ -353,7 +352,8 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
     const TypeOps::Packed& form = ops_of(*wide, t).packed;
     if (form.gemm == ops_of(*evex, t).packed.gemm) continue;
     ++compared;
-    for (const auto& [scale, last_rows] : {std::pair{1.0f, 5}, {1e-3f, 5}, {1.0f, 21}}) {
+    for (const auto& [scale, last_rows] :
+         {std::pair{1.0f, 5}, {1e-3f, 5}, {1.0f, 21}, {1.0f, 53}}) {
       const int64_t n = t == DType::kF16 ? 1024 + 64 + 7 : is_k_quant(t) ? 1024 : 1024 + 64;
       const Problem p(t, n, 2 * form.panel_rows + last_rows, 27, 23, scale);
       const PackedProblem pa(p, *avx2), pw(p, *wide);
