@@ -129,27 +129,16 @@ std::string cpu_vendor() {
 
 bool cpu_is_intel() { return cpu_vendor() == "GenuineIntel"; }
 
-// AMD's family 17h (Zen 1, Zen+ and Zen 2; Zen 3 and Zen 4 are 19h): CPUID 1's base family 0xF
-// plus its extended family 0x8.
-bool cpu_is_amd_family_17h() {
+// Whether the CPU is AMD's of this family: CPUID 1's base family 0xF plus its extended family.
+// 0x17: Zen 1, Zen+ and Zen 2; 0x19: Zen 3 and Zen 4; 0x1A: Zen 5.
+bool cpu_is_amd_family(unsigned family) {
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (cpu_vendor() != "AuthenticAMD" || !__get_cpuid(1, &a, &b, &c, &d)) return false;
   const unsigned base = (a >> 8) & 0xF, extended = (a >> 20) & 0xFF;
-  return base == 0xF && extended == 0x8;
+  return base == 0xF && base + extended == family;
 #else
-  return false;
-#endif
-}
-
-// AMD's family 1Ah (Zen 5): base family 0xF plus extended family 0xB.
-bool cpu_is_amd_family_1ah() {
-#if defined(__x86_64__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (cpu_vendor() != "AuthenticAMD" || !__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const unsigned base = (a >> 8) & 0xF, extended = (a >> 20) & 0xFF;
-  return base == 0xF && extended == 0xB;
-#else
+  (void)family;
   return false;
 #endif
 }
@@ -160,12 +149,12 @@ std::atomic<bool>& decode_pairs_setting() {
 }
 
 std::atomic<bool>& decode_prefetch_setting() {
-  static std::atomic<bool> on{cpu_is_intel() || cpu_is_amd_family_17h() || cpu_is_amd_family_1ah()};
+  static std::atomic<bool> on{cpu_is_intel() || cpu_is_amd_family(0x17) || cpu_is_amd_family(0x1A)};
   return on;
 }
 
 std::atomic<int64_t>& decode_prefetch_bytes_setting() {
-  static std::atomic<int64_t> bytes{cpu_is_amd_family_1ah() ? 4096 : 1024};
+  static std::atomic<int64_t> bytes{cpu_is_amd_family(0x1A) ? 4096 : 1024};
   return bytes;
 }
 
