@@ -117,8 +117,8 @@ constexpr TileFn tile_fn(int t) {
 
 // The next tile's token count when `left` tokens remain: whole tiles, but a rest that would
 // leave a last tile of fewer than half of one is split evenly over two (8 chains are what a
-// core issuing two 4-cycle 512-bit FMAs a cycle needs to stay busy; a pair tile has twice
-// its token count).
+// core issuing two 4-cycle 512-bit FMAs a cycle needs to stay busy; a whole panel's tile has
+// four per token, a lone sub-panel's one).
 inline int tile_tokens(int64_t left) {
   if (left > kPromptTokens && left < kPromptTokens + kPromptTokens / 2) {
     return static_cast<int>((left + 1) / 2);
@@ -176,7 +176,7 @@ class TileActivations {
 // Column pairs of the next chunk's weights asked for per token tile (a line of each of its
 // sub-panels a pair; a 128-column chunk is 64 pairs, and a 128-token prompt runs 22 tiles on
 // each, so the whole chunk is asked for by its 16th tile).
-constexpr int kPrefetchLinesPerTile = 4;
+constexpr int kPrefetchPairsPerTile = 4;
 
 thread_local TileActivations t_acts;
 // Sums of the sub-panels between chunks, [sub-panel][token][16 rows].
@@ -200,7 +200,7 @@ void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, f
   for (int ti = 0; ti < tiles.count; ++ti) {
     const int64_t s0 = tiles.start[ti];
     const int take = static_cast<int>(tiles.start[ti + 1] - s0);
-    next.ask(kPrefetchLinesPerTile);
+    next.ask(kPrefetchPairsPerTile);
     const float* in[S];
     float* out[S];
     for (int s = 0; s < S; ++s) {

@@ -39,8 +39,9 @@ inline const uint8_t* f16_sub_panel_column(const GemmArgs& g, int64_t q, int64_t
 // 1B F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
 class F16NextChunk {
  public:
-  // With subs = 2 it asks for the lines of the sub-panel after each too (the next 64 bytes of
-  // each column pair): the next chunk of a walk of sub-panels in pairs (q even).
+  // With subs > 1 it asks for the lines of the subs - 1 sub-panels after each too (the next
+  // 64-byte lines of each column pair): the next chunk of a walk of `subs` sub-panels of one
+  // panel at a time, q being the last of the current group.
   F16NextChunk(const GemmArgs& g, int64_t q, int64_t q_begin, int64_t q_end, int64_t k0,
                int64_t cols, int64_t chunk_cols, int subs = 1)
       : subs_(subs) {
@@ -51,7 +52,7 @@ class F16NextChunk {
     const int64_t next_cols = next_sub ? cols : rest < chunk_cols ? rest : chunk_cols;
     lines_ = (next_cols + 1) / 2;
   }
-  // Asks for the next `count` lines (fewer at the chunk's end).
+  // Asks for the next `count` column pairs' lines (fewer at the chunk's end).
   void ask(int64_t count) {
     for (const int64_t end = line_ + count < lines_ ? line_ + count : lines_; line_ < end;
          ++line_) {
