@@ -12,11 +12,11 @@
 // us) where the asks worked, a memory read after a jump (~1.5-2 us) where they did not.
 // "load" asks with real loads: what the reads cost when the block is surely in cache.
 //
-// Stop 33's Firecracker VM (Zen 5): with 1 GiB the asks work in both page sizes (t1 0.26 us
-// in huge pages, 0.16 in 4 KiB ones; none 1.5-1.8); with 4 GiB they still do in 4 KiB pages
-// (0.15 us) but mostly not in huge ones (0.60). The model's 2 GiB of packed F16 weights are
-// in huge pages: there the converting tile took 4.6-5.6 times a plain tile, and 1.9-2.0 with
-// THP off (docs/PERFORMANCE.md, stop 33).
+// Stop 33's Firecracker VM (Zen 5), us per 16 KiB read: in 4 KiB pages the asks work with 1
+// or 4 GiB (t1 0.15-0.22, loads 0.15-0.17, none 1.4-1.6); in huge pages less (t1 0.26-0.42
+// with 1 GiB, 0.55-0.60 with 4; loads 0.20-0.23; none 1.6-1.9). The model's 2 GiB of packed
+// F16 weights are in huge pages: there the converting tile took 4.6-5.6 times a plain tile,
+// and 1.6-2.0 with THP off (docs/PERFORMANCE.md, stop 33).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 #include <sys/mman.h>
