@@ -29,6 +29,8 @@
 #include <random>
 #include <vector>
 
+#include "core/huge_page_buffer.h"
+
 namespace cohort {
 namespace jump_probe {
 namespace {
@@ -38,7 +40,10 @@ constexpr size_t kLine = 64;
 constexpr size_t kLines = kBlock / kLine;
 constexpr int kSteps = 22;     // token tiles of a 128-token prompt on one chunk
 constexpr int kAskSteps = 16;  // the steps the next block is asked for in
-constexpr int kStepWork = 64;  // FMA rounds (8 chains each) per step
+constexpr int kStepWork = 64;  // FMA rounds (kChains each) per step
+constexpr int kChains = 8;
+// Floats that carry the chains and the sink between visit_blocks calls (8 a register).
+constexpr int kStateFloats = 8 * (kChains + 1);
 
 enum class Ask { kNone, kT1, kT0, kLoad };
 
@@ -47,34 +52,6 @@ enum class Ask { kNone, kT1, kT0, kLoad };
 bool jump_cpu_runs_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
-
-// Anonymous memory, 2 MiB aligned, in transparent huge pages or kept out of them.
-class Buffer {
- public:
-  Buffer(size_t bytes, bool huge) : bytes_(bytes) {
-    map_ = ::mmap(nullptr, bytes_ + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                  -1, 0);
-    if (map_ == MAP_FAILED) {
-      map_ = nullptr;
-      return;
-    }
-    const uintptr_t start = reinterpret_cast<uintptr_t>(map_);
-    data_ = reinterpret_cast<uint8_t*>((start + (2 << 20) - 1) & ~uintptr_t{(2 << 20) - 1});
-    ::madvise(data_, bytes_, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-    std::memset(data_, 0, bytes_);
-  }
-  ~Buffer() {
-    if (map_) ::munmap(map_, bytes_ + (2 << 20));
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  uint8_t* data() const { return data_; }
-
- private:
-  size_t bytes_;
-  void* map_ = nullptr;
-  uint8_t* data_ = nullptr;
-};
 
 COHORT_JUMP_AVX2 inline void ask_lines(Ask ask, const uint8_t* p, size_t first, size_t count,
                                        __m256* sink) {
@@ -104,7 +81,7 @@ COHORT_JUMP_AVX2 double visit(Ask ask, const uint8_t* next, __m256* chains, __m2
     if (step < kAskSteps)
       ask_lines(ask, next, step * (kLines / kAskSteps), kLines / kAskSteps, sink);
     for (int r = 0; r < kStepWork; ++r) {
-      for (int c = 0; c < 8; ++c) chains[c] = _mm256_fmadd_ps(chains[c], m, a);
+      for (int c = 0; c < kChains; ++c) chains[c] = _mm256_fmadd_ps(chains[c], m, a);
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -118,20 +95,20 @@ COHORT_JUMP_AVX2 double visit(Ask ask, const uint8_t* next, __m256* chains, __m2
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
-// `visits` blocks from order[*at] on; the chains' and the sink's state lives in `state` (72
-// floats) between calls. Returns the seconds the blocks' reads took.
+// `visits` blocks from order[*at] on; the chains' and the sink's state lives in `state`
+// (kStateFloats) between calls. Returns the seconds the blocks' reads took.
 COHORT_JUMP_AVX2 double visit_blocks(Ask ask, const uint8_t* base,
                                      const std::vector<uint32_t>& order, size_t* at, size_t visits,
                                      float* state) {
-  __m256 chains[8];
-  for (int c = 0; c < 8; ++c) chains[c] = _mm256_loadu_ps(state + 8 * c);
-  __m256 sink = _mm256_loadu_ps(state + 64);
+  __m256 chains[kChains];
+  for (int c = 0; c < kChains; ++c) chains[c] = _mm256_loadu_ps(state + 8 * c);
+  __m256 sink = _mm256_loadu_ps(state + 8 * kChains);
   double read_s = 0;
   for (size_t v = 0; v < visits; ++v, *at = (*at + 1) % order.size()) {
     read_s += visit(ask, base + size_t{order[*at]} * kBlock, chains, &sink);
   }
-  for (int c = 0; c < 8; ++c) _mm256_storeu_ps(state + 8 * c, chains[c]);
-  _mm256_storeu_ps(state + 64, sink);
+  for (int c = 0; c < kChains; ++c) _mm256_storeu_ps(state + 8 * c, chains[c]);
+  _mm256_storeu_ps(state + 8 * kChains, sink);
   return read_s;
 }
 
@@ -141,20 +118,23 @@ void bm_prefetch_after_jump(benchmark::State& state, Ask ask, bool huge) {
     return;
   }
   const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
-  Buffer buffer(bytes, huge);
-  if (!buffer.data()) {
+  Result<HugePageBuffer> buffer = HugePageBuffer::allocate(bytes);
+  if (!buffer.is_ok()) {
     state.SkipWithError("no memory for the buffer");
     return;
   }
+  // The 4 KiB case takes back the buffer's huge-page advice before any page is touched.
+  if (!huge) ::madvise(buffer->data(), bytes, MADV_NOHUGEPAGE);
+  std::memset(buffer->data(), 0, bytes);
   std::vector<uint32_t> order(bytes / kBlock);
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), std::mt19937(33));
   constexpr size_t kVisits = 4096;  // 64 MiB of blocks an iteration, well past the L3
-  std::vector<float> chain_state(72, 1.0f);
+  std::vector<float> chain_state(kStateFloats, 1.0f);
   size_t at = 0;
   for (auto _ : state) {
     state.SetIterationTime(
-        visit_blocks(ask, buffer.data(), order, &at, kVisits, chain_state.data()));
+        visit_blocks(ask, buffer->data(), order, &at, kVisits, chain_state.data()));
     benchmark::DoNotOptimize(chain_state.data());
   }
   state.counters["s_per_16KiB"] = benchmark::Counter(
