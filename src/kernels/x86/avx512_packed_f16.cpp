@@ -136,6 +136,31 @@ struct Tiles {
   }
 };
 
+// dst[c * T + j] = rows[j][c] for the T rows of a tile and its chunk's `cols` columns, with
+// the stores in order and T known. Against a loop per token storing every T-th float (stop 34,
+// Zen 5 VM): 2.5 times as fast on activations in L2 (0.22 against 0.56 ns a float);
+// kernels_bench gemm_packed/avx512_vnni/f16/64/2048/64 156-209 -> 112-114 us and
+// 256/2048/128 866-898 -> 736-774 us; in 1B pp128 on 2 threads, where the rows come from
+// memory, 317 perf samples against 365-429 (of ~12,500 in the tiles).
+template <int T>
+void interleave_tokens(const float* const* rows, int64_t cols, float* dst) {
+  for (int64_t c = 0; c < cols; ++c, dst += T) {
+#pragma GCC unroll 8
+    for (int j = 0; j < T; ++j) dst[j] = rows[j][c];
+  }
+}
+
+using InterleaveFn = void (*)(const float* const*, int64_t, float*);
+
+template <int... I>
+constexpr InterleaveFn interleave_fn(int t, std::integer_sequence<int, I...>) {
+  constexpr InterleaveFn fns[] = {interleave_tokens<I + 1>...};
+  return fns[t - 1];
+}
+constexpr InterleaveFn interleave_fn(int t) {
+  return interleave_fn(t, std::make_integer_sequence<int, kPromptTokens>{});
+}
+
 // A call's activations (tokens [t0, t1) of g) rearranged for the tiles, per thread, made
 // again only when a call reads other activations (TermsKey): a product cut into many calls
 // of one panel each (matmul's stealing chunks) rearranges them once per thread, not once per
@@ -155,13 +180,15 @@ class TileActivations {
         const int64_t cols = min64(kChunkCols, g.n - k0);
         float* chunk = at + b * g.n + k0 * bt;
         for (int ti = 0; ti < tiles.count; ++ti) {
-          const int64_t s0 = tiles.start[ti], take = tiles.start[ti + 1] - s0;
-          for (int64_t j = 0; j < take; ++j) {
-            const float* a = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) +
-                                                            (t0 + b + s0 + j) * g.a_stride);
-            float* dst = chunk + s0 * cols + j;
-            for (int64_t c = 0; c < cols; ++c) dst[c * take] = a[k0 + c];
+          const int64_t s0 = tiles.start[ti];
+          const int take = static_cast<int>(tiles.start[ti + 1] - s0);
+          const float* rows[kPromptTokens];
+          for (int j = 0; j < take; ++j) {
+            rows[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) +
+                                                     (t0 + b + s0 + j) * g.a_stride) +
+                      k0;
           }
+          interleave_fn(take)(rows, cols, chunk + s0 * cols);
         }
       }
     }
