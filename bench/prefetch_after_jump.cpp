@@ -19,17 +19,18 @@
 // and 1.6-2.0 with THP off (docs/PERFORMANCE.md, stop 33).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "core/huge_page_buffer.h"
+#include "probe_buffer.h"
 
 namespace cohort {
 namespace jump_probe {
@@ -118,14 +119,8 @@ void bm_prefetch_after_jump(benchmark::State& state, Ask ask, bool huge) {
     return;
   }
   const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
-  Result<HugePageBuffer> buffer = HugePageBuffer::allocate(bytes);
-  if (!buffer.is_ok()) {
-    state.SkipWithError("no memory for the buffer");
-    return;
-  }
-  // The 4 KiB case takes back the buffer's huge-page advice before any page is touched.
-  if (!huge) ::madvise(buffer->data(), bytes, MADV_NOHUGEPAGE);
-  std::memset(buffer->data(), 0, bytes);
+  std::optional<HugePageBuffer> buffer = bench::probe_buffer(state, bytes >> 30, huge);
+  if (!buffer) return;
   std::vector<uint32_t> order(bytes / kBlock);
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), std::mt19937(33));
