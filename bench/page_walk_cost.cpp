@@ -64,7 +64,8 @@ void* link_chain(uint8_t* base, size_t bytes, bool jump) {
 
 void bm_page_walk_cost(benchmark::State& state, bool jump, bool huge) {
   const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
-  std::optional<HugePageBuffer> buffer = bench::probe_buffer(state, bytes >> 30, huge);
+  std::optional<HugePageBuffer> buffer =
+      bench::probe_buffer(state, static_cast<size_t>(state.range(0)), huge);
   if (!buffer) return;
   void* p = link_chain(buffer->data(), bytes, jump);
   for (auto _ : state) {

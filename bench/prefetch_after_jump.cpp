@@ -119,7 +119,8 @@ void bm_prefetch_after_jump(benchmark::State& state, Ask ask, bool huge) {
     return;
   }
   const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
-  std::optional<HugePageBuffer> buffer = bench::probe_buffer(state, bytes >> 30, huge);
+  std::optional<HugePageBuffer> buffer =
+      bench::probe_buffer(state, static_cast<size_t>(state.range(0)), huge);
   if (!buffer) return;
   std::vector<uint32_t> order(bytes / kBlock);
   std::iota(order.begin(), order.end(), 0u);
