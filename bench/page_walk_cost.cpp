@@ -63,10 +63,10 @@ void* link_chain(uint8_t* base, size_t bytes, bool jump) {
 }
 
 void bm_page_walk_cost(benchmark::State& state, bool jump, bool huge) {
-  const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
   std::optional<HugePageBuffer> buffer =
       bench::probe_buffer(state, static_cast<size_t>(state.range(0)), huge);
   if (!buffer) return;
+  const size_t bytes = buffer->size();
   void* p = link_chain(buffer->data(), bytes, jump);
   for (auto _ : state) {
     for (size_t i = 0; i < kLoadsPerIteration; ++i) {

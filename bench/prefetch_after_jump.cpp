@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -118,10 +117,10 @@ void bm_prefetch_after_jump(benchmark::State& state, Ask ask, bool huge) {
     state.SkipWithError("needs AVX2 and FMA");
     return;
   }
-  const size_t bytes = static_cast<size_t>(state.range(0)) << 30;
   std::optional<HugePageBuffer> buffer =
       bench::probe_buffer(state, static_cast<size_t>(state.range(0)), huge);
   if (!buffer) return;
+  const size_t bytes = buffer->size();
   std::vector<uint32_t> order(bytes / kBlock);
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), std::mt19937(33));

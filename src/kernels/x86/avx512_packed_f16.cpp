@@ -138,9 +138,9 @@ struct Tiles {
 
 // dst[c * T + j] = rows[j][c] for the T rows of a tile and its chunk's `cols` columns, with
 // the stores in order and T known. Against a loop per token storing every T-th float (stop 34,
-// Zen 5 VM): 2.5 times as fast on activations in L2 (0.22 against 0.56 ns a float);
-// kernels_bench gemm_packed/avx512_vnni/f16/64/2048/64 156-209 -> 112-114 us and
-// 256/2048/128 866-898 -> 736-774 us; in 1B pp128 on 2 threads, where the rows come from
+// Zen 5 VM): in a throwaway copy of both loops, 0.22 against 0.56 ns a float (128 tokens,
+// activations in L2); kernels_bench gemm_packed/avx512_vnni/f16/64/2048/64 156-209 -> 112-114 us
+// and 256/2048/128 866-898 -> 736-774 us; in 1B pp128 on 2 threads, where the rows come from
 // memory, 317 perf samples against 365-429 (of ~12,500 in the tiles).
 template <int T>
 void interleave_tokens(const float* const* rows, int64_t cols, float* dst) {
