@@ -74,6 +74,46 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
 }
 
+// The same step as the model lays its cache out and calls the kernel (model/transformer.cpp):
+// each KV head's positions contiguous (kv_stride = head_dim), one call per KV head with its
+// 4 query heads, over `layers` layers' caches in turn, so that from 4096 positions on the
+// cache comes from memory, not L3.
+void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
+  const int64_t n_kv = state.range(0), layers = state.range(1), group = 4, n_kv_heads = 8;
+  const int64_t hd = 64, head_elems = n_kv * hd;
+  Rng rng(3);
+  std::vector<float> q(group * n_kv_heads * hd), out(q.size()), scratch(n_kv);
+  for (float& x : q) x = rng.normal();
+  std::vector<float> one(head_elems);
+  const size_t head_bytes = row_bytes(type, head_elems);
+  std::vector<uint8_t> k(head_bytes * n_kv_heads * layers), v(k.size());
+  for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
+    for (float& x : one) x = rng.normal();
+    quantize_row(type, one.data(), k.data() + h * head_bytes, head_elems);
+    for (float& x : one) x = rng.normal();
+    quantize_row(type, one.data(), v.data() + h * head_bytes, head_elems);
+  }
+  kernels::AttentionArgs a;
+  a.kv_type = type;
+  a.n_kv = n_kv;
+  a.n_heads = group;
+  a.n_kv_heads = 1;
+  a.head_dim = hd;
+  a.kv_stride = hd;
+  a.scale = 0.125f;
+  for (auto _ : state) {
+    for (int64_t h = 0; h < n_kv_heads * layers; ++h) {
+      a.k = k.data() + h * head_bytes;
+      a.v = v.data() + h * head_bytes;
+      a.q = q.data() + (h % n_kv_heads) * group * hd;
+      a.out = out.data() + (h % n_kv_heads) * group * hd;
+      kt->attention(a, 0, group, scratch.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
+}
+
 // How bm_gemm multiplies: the type's gemm, a vec_dot per (row, token) as matmul did before
 // gemm, or the packed gemm on the weights packed first (TypeOps::Packed).
 enum class GemmPath { kGemm, kPerPair, kPacked };
@@ -179,6 +219,10 @@ int register_all() {
           ->Arg(512)
           ->Arg(4096)
           ->Arg(16384);
+      const std::string model = "attention_model_" + std::string(dtype_name(t)) + "/" + kt->isa;
+      benchmark::RegisterBenchmark(model.c_str(), bm_attention_model, kt, t)
+          ->Args({512, 1})
+          ->Args({16384, 4});
     }
   }
   return 0;

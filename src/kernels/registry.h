@@ -42,6 +42,7 @@ void fill_avx512_packed_q4_k(KernelTable& t);  // x86/avx512_packed_q4_k.cpp: Q4
 void fill_avx512_packed_q8_0(KernelTable& t);  // x86/avx512_packed_q8_0.cpp: Q8_0x16
 void fill_avx512_packed_q6_k(KernelTable& t);  // x86/avx512_packed_q6_k.cpp: Q6_Kx16
 void fill_avx512_packed_f16(KernelTable& t);   // x86/avx512_packed_f16.cpp: F16x64, prompts
+void fill_avx512_attention(KernelTable& t);    // x86/avx512_attention.cpp: head dims of 16s
 void fill_avx512_probes(KernelTable& t);       // x86/avx512_probes.cpp: the 16-lane FMA peak
 
 bool cpu_has_avx2_fma_f16c();

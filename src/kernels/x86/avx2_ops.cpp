@@ -25,6 +25,7 @@
 #include <limits>
 
 #include "kernels/registry.h"
+#include "kernels/x86/attention_cache.h"
 #include "kernels/x86/simd_avx2.h"
 
 namespace cohort::kernels {
@@ -134,20 +135,6 @@ constexpr int64_t kKBufFloats = 4096;  // one tile of K as floats (16 KB)
 constexpr int64_t kMaxTile = 64;       // positions per tile
 constexpr int64_t kMaxHeads = 256;     // query heads handled in one sweep over the cache
 constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
-
-// The cache element types: a template parameter, so that each gets its own loops.
-enum class Kv { kF32, kF16, kQ8 };
-
-constexpr int64_t kQ8Block = 32;       // values per Q8_0 block
-constexpr int64_t kQ8BlockBytes = 34;  // f16 scale + 32 int8
-
-// Bytes of n consecutive cache elements (for kQ8 n is a multiple of 32).
-template <Kv kKind>
-constexpr int64_t kv_bytes(int64_t n) {
-  if constexpr (kKind == Kv::kF32) return n * 4;
-  if constexpr (kKind == Kv::kF16) return n * 2;
-  return n / kQ8Block * kQ8BlockBytes;
-}
 
 // A Q8_0 block's scale, in every lane.
 inline __m256 q8_scale(const char* block) {
@@ -370,18 +357,11 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
       const char* k_tile = static_cast<const char*>(a.k) + row0_b;
       const char* v_tile = static_cast<const char*>(a.v) + row0_b;
 
-      // Stage this tile's K as floats; meanwhile ask for this tile's V (needed after the
-      // scores) and the next tile's K, a cache line at a time. (The prefetches ride in this
-      // loop because GCC deletes loops that do nothing but prefetch.)
+      // Stage this tile's K as floats; meanwhile ask for this tile's V and the next tile's K.
       for (int64_t j = 0; j < cnt; ++j) {
         const char* krow = k_tile + j * stride_b;
         const char* vrow = v_tile + j * stride_b;
-        const bool has_next = j < next_cnt;
-        const char* knext = has_next ? krow + tile * stride_b : krow;
-        for (int64_t b = 0; b < row_b; b += 64) {
-          _mm_prefetch(vrow + b, _MM_HINT_T0);
-          if (has_next) _mm_prefetch(knext + b, _MM_HINT_T1);
-        }
+        ask_for_rows(vrow, j < next_cnt ? krow + tile * stride_b : nullptr, row_b);
         row_to_floats<kKind>(krow, hd, kbuf + j * hd);
       }
 

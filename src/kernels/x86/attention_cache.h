@@ -1,0 +1,41 @@
+// What the AVX2 and AVX-512 attention kernels (x86/avx2_ops.cpp, x86/avx512_attention.cpp)
+// share about the cache they read (kernels.h AttentionArgs): its element kinds, their bytes,
+// and how a tile's rows are asked for ahead. Everything has internal linkage (an unnamed
+// namespace), so each file compiles its own copy for its own ISA (see simd_avx512.h on why
+// that matters).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace cohort::kernels {
+namespace {
+
+// The cache element types: a template parameter, so that each gets its own loops.
+enum class Kv { kF32, kF16, kQ8 };
+
+constexpr int64_t kQ8Block = 32;       // values per Q8_0 block
+constexpr int64_t kQ8BlockBytes = 34;  // f16 scale + 32 int8
+
+// Bytes of n consecutive cache elements (for kQ8 n is a multiple of 32).
+template <Kv kKind>
+constexpr int64_t kv_bytes(int64_t n) {
+  if constexpr (kKind == Kv::kF32) return n * 4;
+  if constexpr (kKind == Kv::kF16) return n * 2;
+  return n / kQ8Block * kQ8BlockBytes;
+}
+
+// While a tile's key row (krow) is staged: asks for the same position's value row (vrow,
+// needed after the scores) into L1 and, where next_k is not null, the next tile's key row
+// into L2, a cache line at a time (row_b bytes each). (The prefetches ride in the staging
+// loop because GCC deletes loops that do nothing but prefetch.)
+inline void ask_for_rows(const char* vrow, const char* next_k, int64_t row_b) {
+  for (int64_t b = 0; b < row_b; b += 64) {
+    _mm_prefetch(vrow + b, _MM_HINT_T0);
+    if (next_k != nullptr) _mm_prefetch(next_k + b, _MM_HINT_T1);
+  }
+}
+
+}  // namespace
+}  // namespace cohort::kernels
