@@ -65,8 +65,12 @@ TEST(DashboardEvents, RefusedKeyNodeLostAndPlacedAgainAreReported) {
 
   good.procs[1]->kill(SIGKILL);
   const std::string body = R"({"prompt":"a","max_tokens":8,"temperature":0})";
-  testing::HttpReply failed = testing::http_request(port, "POST", "/v1/completions", body);
-  EXPECT_NE(failed.status, 200) << "the request that meets the dead worker fails";
+  // This request races the head noticing the loss: it meets the dead worker and gets an error
+  // reply, or (seen under ASan in stop 35's .ci/run) the head has already placed the model
+  // again and serves it. Either way a complete reply; cluster_fault_test holds a request in
+  // flight across the kill and checks its error.
+  testing::HttpReply first = testing::http_request(port, "POST", "/v1/completions", body);
+  EXPECT_NE(first.status, 0) << "no reply to the request that races the loss";
   testing::HttpReply again = testing::http_request(port, "POST", "/v1/completions", body);
   EXPECT_EQ(again.status, 200) << again.body << head.log();
 
