@@ -1,23 +1,13 @@
 // AVX2+FMA+F16C versions of the non-matmul ops. rope stays scalar (it touches a few KB per
 // token; the reference is fast enough), so this file does not override it.
 //
-// Attention is tiled and single-pass (online softmax). Tiles of up to 64 positions are the
-// outer loop and KV heads the inner one, so the cache is walked in address order, and the
-// query heads sharing a KV head are processed together, so each K/V tile is read once per
-// group. Per tile and KV head:
-//   - K rows are staged as floats (F16 through _mm256_cvtph_ps, a Q8_0 block as its scale
-//     times its int8 widened to floats) while this tile's V and the next tile's K are
-//     prefetched (rows of one KV head lie kv_stride apart);
-//   - scores s = scale * q.k for every query head of the group, 8 positions at a time;
-//   - the running max m and sum l per head are updated, and the accumulator (the out row
-//     itself) is rescaled by exp(m_old - m_new) when the max grows;
-//   - out += sum_t p_t v_t, 16 dims x up to 4 heads in registers, each V vector converted
-//     once (Q8_0: 16 int8 of one block and its scale) and used by all heads.
-// Q8_0 is decoded to floats rather than multiplied as int8 with a quantized q: the scores
-// and the weighted sum then keep float precision, and at long contexts the kernel waits on
-// memory, where Q8_0 already reads about half the bytes of F16.
-// At the end out is divided by l. head_dim not a multiple of 8 (or above 512) takes a
-// simpler two-pass path through scratch with scalar tails.
+// Attention (head dims that are multiples of 8 up to 512) is attention_walk.h's tiled,
+// single-pass walk over 8-lane vectors: this file brings the 8-lane operations and how a
+// quad's scores are formed (quad_scores8). Other head dims take a simpler two-pass path
+// through scratch with scalar tails. A Q8_0 cache is decoded to floats (its scale times its
+// int8 widened) rather than multiplied as int8 with a quantized q: the scores and the
+// weighted sum then keep float precision, and at long contexts the kernel waits on memory,
+// where Q8_0 already reads about half the bytes of F16.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -25,7 +15,7 @@
 #include <limits>
 
 #include "kernels/registry.h"
-#include "kernels/x86/attention_cache.h"
+#include "kernels/x86/attention_walk.h"
 #include "kernels/x86/simd_avx2.h"
 
 namespace cohort::kernels {
@@ -131,11 +121,6 @@ void add_avx2(const float* a, const float* b, float* out, int64_t n) {
 // ---------------------------------------------------------------------------------------
 // Attention
 
-constexpr int64_t kKBufFloats = 4096;  // one tile of K as floats (16 KB)
-constexpr int64_t kMaxTile = 64;       // positions per tile
-constexpr int64_t kMaxHeads = 256;     // query heads handled in one sweep over the cache
-constexpr int64_t kMaxHeadDim = kKBufFloats / 8;
-
 // A Q8_0 block's scale, in every lane.
 inline __m256 q8_scale(const char* block) {
   uint16_t bits;
@@ -179,218 +164,133 @@ inline void load_kv16(const char* row, int64_t d, __m256& lo, __m256& hi) {
   }
 }
 
-// The hd values of one cache row as floats into dst (32-byte aligned); hd a multiple of 8
-// (of 32 for kQ8, whose blocks are decoded with one scale each).
-template <Kv kKind>
-inline void row_to_floats(const char* row, int64_t hd, float* dst) {
-  if constexpr (kKind == Kv::kQ8) {
-    for (int64_t b = 0; b < hd / kQ8Block; ++b) {
-      const char* block = row + b * kQ8BlockBytes;
-      const __m256 scale = q8_scale(block);
-#pragma GCC unroll 4
-      for (int64_t i = 0; i < kQ8Block; i += 8) {
-        _mm256_store_ps(dst + b * kQ8Block + i, _mm256_mul_ps(scale, i8x8_to_ps(block + 2 + i)));
-      }
-    }
+// Values d .. d + 8C of a cache row as C vectors; two at a time share one Q8_0 scale (d then a
+// multiple of 16).
+template <Kv kKind, int C>
+inline void load_kvs(const char* row, int64_t d, __m256 out[C]) {
+  if constexpr (C % 2 == 0) {
+#pragma GCC unroll 2
+    for (int c = 0; c < C; c += 2) load_kv16<kKind>(row, d + 8 * c, out[c], out[c + 1]);
   } else {
-    for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(dst + d, load_kv8<kKind>(row, d));
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) out[c] = load_kv8<kKind>(row, d + 8 * c);
   }
 }
 
-// s[j] = scale * q.k_j for j < cnt, k_j at k + j*k_stride; s padded with -inf up to a
-// multiple of 8. hd is a multiple of 8.
-void qk_scores(const float* q, const float* k, int64_t k_stride, int64_t cnt, int64_t hd,
-               float scale, float* s) {
+constexpr int64_t kMaxHeadDim = 512;  // the walk's; the generic path above it
+constexpr int kRotPositions = 2;      // positions quad_scores8 multiplies at once
+
+// [a0 + a1, a2 + a3, b0 + b1, b2 + b3] in each 128-bit half.
+inline __m256 pair_sums8(__m256 a, __m256 b) {
+  return _mm256_add_ps(_mm256_shuffle_ps(a, b, 0x88), _mm256_shuffle_ps(a, b, 0xDD));
+}
+
+// The scores of a quad's n (<= 4) heads against positions [0, cnt8) (cnt8 a multiple of 8)
+// of key rows of kind kKind, key_stride bytes apart (in the cache, or staged as floats):
+// s[i * s_stride + j] = scale * q_i . k_j; ask says what to prefetch per row. qr holds the
+// quad's queries rotated (attention_walk.h): vector 4c + r, lane m = q_i[8c + m] of head
+// i = (m / 4 + r) mod 4. A key vector k[8c .. 8c + 7] times vector 4c + r adds, in half g,
+// head (g + r) mod 4's products of dims 8c + 4g + l (lane l): accumulator r's low half holds
+// head r's chain over its dims 4g' + l with g' = 0 (G0), its high half head r + 1's over
+// g' = 1 (G1). Head i's lane l is then G0 (accumulator i, low) + G1 (accumulator i - 1, high),
+// in that order in every slot; pair_sums8 twice adds the 4 lanes as (l0 + l1) + (l2 + l3).
+// So a head's bits do not depend on its slot, its quad's other heads or its position's place
+// in the block. Two positions at a time: 8 accumulators, 2 keys and a query in 11 of the 16
+// registers.
+template <Kv kKind>
+inline void quad_scores8(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
+                         int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
+                         const TileAsk& ask) {
   const __m256 vscale = _mm256_set1_ps(scale);
-  int64_t j = 0;
-  for (; j + 8 <= cnt; j += 8) {
-    __m256 acc[8];
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
-    const float* kj = k + j * k_stride;
-    for (int64_t d = 0; d < hd; d += 8) {
-      const __m256 qv = _mm256_loadu_ps(q + d);
-#pragma GCC unroll 8
-      for (int r = 0; r < 8; ++r) {
-        acc[r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kj + r * k_stride + d), acc[r]);
-      }
-    }
-    _mm256_storeu_ps(s + j, _mm256_mul_ps(avx2::hsum8x8(acc), vscale));
-  }
-  for (; j < cnt; ++j) {
-    __m256 acc = _mm256_setzero_ps();
-    const float* kj = k + j * k_stride;
-    for (int64_t d = 0; d < hd; d += 8) {
-      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc);
-    }
-    s[j] = hsum(acc) * scale;
-  }
-  for (; j % 8 != 0; ++j) s[j] = kNegInf;
-}
-
-// out[h] += sum_{t < cnt} p[h][t] * v_t for NH consecutive heads (out rows hd apart, p rows
-// kMaxTile apart); v_t at v + t*stride_b (bytes).
-template <int kNH, Kv kKind>
-void pv_accum(const char* v, int64_t stride_b, int64_t cnt, int64_t hd, const float* p,
-              float* out) {
-  int64_t d = 0;
-  for (; d + 16 <= hd; d += 16) {
-    __m256 acc[kNH][2];
+  for (int64_t j = 0; j < cnt8; j += kPositionBlock) {
+    // half[h][p / 4]: heads 2h, 2h + 1 (low, high half) at positions j + p .. j + p + 3.
+    __m256 half[2][2];
+#pragma GCC unroll 2
+    for (int p4 = 0; p4 < kPositionBlock; p4 += 4) {
+      __m256 pairs[2][2];  // [position pair][heads 01, 23], pair-summed once
+#pragma GCC unroll 2
+      for (int p = 0; p < 4; p += kRotPositions) {
+        __m256 acc[kRotPositions][kQuad];
+#pragma GCC unroll 2
+        for (int u = 0; u < kRotPositions; ++u) {
 #pragma GCC unroll 4
-    for (int h = 0; h < kNH; ++h) {
-      acc[h][0] = _mm256_loadu_ps(out + h * hd + d);
-      acc[h][1] = _mm256_loadu_ps(out + h * hd + d + 8);
-    }
-    for (int64_t t = 0; t < cnt; ++t) {
-      __m256 v0, v1;
-      load_kv16<kKind>(v + t * stride_b, d, v0, v1);
-#pragma GCC unroll 4
-      for (int h = 0; h < kNH; ++h) {
-        const __m256 b = _mm256_broadcast_ss(p + h * kMaxTile + t);
-        acc[h][0] = _mm256_fmadd_ps(b, v0, acc[h][0]);
-        acc[h][1] = _mm256_fmadd_ps(b, v1, acc[h][1]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int h = 0; h < kNH; ++h) {
-      _mm256_storeu_ps(out + h * hd + d, acc[h][0]);
-      _mm256_storeu_ps(out + h * hd + d + 8, acc[h][1]);
-    }
-  }
-  if (d < hd) {  // hd % 16 == 8: one last vector (never for kQ8, hd % 32 == 0)
-    __m256 acc[kNH];
-#pragma GCC unroll 4
-    for (int h = 0; h < kNH; ++h) acc[h] = _mm256_loadu_ps(out + h * hd + d);
-    for (int64_t t = 0; t < cnt; ++t) {
-      const __m256 v0 = load_kv8<kKind>(v + t * stride_b, d);
-#pragma GCC unroll 4
-      for (int h = 0; h < kNH; ++h) {
-        acc[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * kMaxTile + t), v0, acc[h]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int h = 0; h < kNH; ++h) _mm256_storeu_ps(out + h * hd + d, acc[h]);
-  }
-}
-
-template <Kv kKind>
-void pv_heads(const char* v, int64_t stride_b, int64_t cnt, int64_t hd, int64_t nh, const float* p,
-              float* out) {
-  int64_t h = 0;
-  for (; h + 4 <= nh; h += 4) {
-    pv_accum<4, kKind>(v, stride_b, cnt, hd, p + h * kMaxTile, out + h * hd);
-  }
-  const float* pr = p + h * kMaxTile;
-  float* o = out + h * hd;
-  switch (nh - h) {
-    case 3:
-      pv_accum<3, kKind>(v, stride_b, cnt, hd, pr, o);
-      break;
-    case 2:
-      pv_accum<2, kKind>(v, stride_b, cnt, hd, pr, o);
-      break;
-    case 1:
-      pv_accum<1, kKind>(v, stride_b, cnt, hd, pr, o);
-      break;
-    default:
-      break;
-  }
-}
-
-// Online-softmax update of one head for one tile: s holds the tile's scores (padded with
-// -inf to a multiple of 8) and is replaced by exp(s - m_new); the running max m and sum l
-// are updated and the accumulator row (out, hd floats) rescaled when the max grows.
-inline void online_softmax_tile(float* s, int64_t cnt8, float& m, float& l, float* out, int64_t hd,
-                                bool first) {
-  __m256 vmx = _mm256_set1_ps(kNegInf);
-  for (int64_t j = 0; j < cnt8; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(s + j));
-  const float m_new = std::max(m, hmax(vmx));
-  const __m256 vm = _mm256_set1_ps(m_new);
-  __m256 vsum = _mm256_setzero_ps();
-  for (int64_t j = 0; j < cnt8; j += 8) {
-    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(s + j), vm));
-    _mm256_store_ps(s + j, e);
-    vsum = _mm256_add_ps(vsum, e);
-  }
-  if (m_new > m) {
-    const float corr = std::exp(m - m_new);  // 0 on the first tile (m = -inf)
-    l *= corr;
-    if (!first) {
-      const __m256 vc = _mm256_set1_ps(corr);
-      for (int64_t d = 0; d < hd; d += 8) {
-        _mm256_storeu_ps(out + d, _mm256_mul_ps(_mm256_loadu_ps(out + d), vc));
-      }
-    }
-    m = m_new;
-  }
-  l += hsum(vsum);
-}
-
-// Heads [hb, he), he - hb <= kMaxHeads; hd a multiple of 8 (of 32 for kQ8), at most
-// kMaxHeadDim. Tiles of positions are the outer loop and the KV heads the inner one, so
-// that memory is walked in address order (a position holds all KV heads side by side).
-template <Kv kKind>
-void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
-  const int64_t hd = a.head_dim;
-  const int64_t group = a.n_heads / a.n_kv_heads;
-  const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 8 * 8;
-  const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
-  const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
-  alignas(32) float kbuf[kKBufFloats];
-  alignas(32) float s[kMaxHeads * kMaxTile];
-  float m[kMaxHeads];
-  float l[kMaxHeads];
-  for (int64_t i = hb * hd; i < he * hd; ++i) a.out[i] = 0.0f;
-  for (int64_t h = 0; h < he - hb; ++h) {
-    m[h] = kNegInf;
-    l[h] = 0.0f;
-  }
-
-  for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
-    const int64_t cnt = std::min(tile, a.n_kv - t0);
-    const int64_t cnt8 = (cnt + 7) / 8 * 8;
-    const int64_t next_cnt = std::min(tile, a.n_kv - t0 - tile);  // <= 0 on the last tile
-    for (int64_t gh0 = hb; gh0 < he;) {
-      const int64_t kvh = gh0 / group;
-      const int64_t gh1 = std::min(he, (kvh + 1) * group);
-      const int64_t row0_b = kv_bytes<kKind>(t0 * a.kv_stride + kvh * hd);
-      const char* k_tile = static_cast<const char*>(a.k) + row0_b;
-      const char* v_tile = static_cast<const char*>(a.v) + row0_b;
-
-      // Stage this tile's K as floats; meanwhile ask for this tile's V and the next tile's K.
-      for (int64_t j = 0; j < cnt; ++j) {
-        const char* krow = k_tile + j * stride_b;
-        const char* vrow = v_tile + j * stride_b;
-        ask_for_rows(vrow, j < next_cnt ? krow + tile * stride_b : nullptr, row_b);
-        row_to_floats<kKind>(krow, hd, kbuf + j * hd);
-      }
-
-      for (int64_t h = gh0; h < gh1; ++h) {
-        float* sh = s + (h - gh0) * kMaxTile;
-        // A head with its own limit scores only its positions (through exactly the calls a
-        // call for it alone would make), the rest of the tile is -inf: weight 0 below.
-        const int64_t own = a.n_kv_of_head ? std::min(cnt, a.n_kv_of_head[h] - t0) : cnt;
-        if (own <= 0) {
-          for (int64_t j = 0; j < cnt8; ++j) sh[j] = 0.0f;  // past its limit: adds nothing
-          continue;
+          for (int r = 0; r < kQuad; ++r) acc[u][r] = _mm256_setzero_ps();
         }
-        qk_scores(a.q + h * hd, kbuf, hd, own, hd, a.scale, sh);
-        for (int64_t j = (own + 7) / 8 * 8; j < cnt8; ++j) sh[j] = kNegInf;
-        online_softmax_tile(sh, cnt8, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
+        const char* k0 = keys + (j + p4 + p) * key_stride;
+#pragma GCC unroll 2
+        for (int u = 0; u < kRotPositions; ++u) ask.rows(j + p4 + p + u);
+        // kStep vectors of each key at a time: 2 for Q8_0, whose 16 values share one scale
+        // (load_kv16), 1 otherwise. The chains add in the same order either way.
+        constexpr int kStep = kKind == Kv::kQ8 ? 2 : 1;
+        for (int64_t c = 0; c < hd / 8; c += kStep) {
+          __m256 kv[kRotPositions][kStep];
+#pragma GCC unroll 2
+          for (int u = 0; u < kRotPositions; ++u)
+            load_kvs<kKind, kStep>(k0 + u * key_stride, 8 * c, kv[u]);
+#pragma GCC unroll 2
+          for (int e = 0; e < kStep; ++e) {
+#pragma GCC unroll 4
+            for (int r = 0; r < kQuad; ++r) {
+              const __m256 q = _mm256_loadu_ps(qr + 8 * (4 * (c + e) + r));
+#pragma GCC unroll 2
+              for (int u = 0; u < kRotPositions; ++u)
+                acc[u][r] = _mm256_fmadd_ps(kv[u][e], q, acc[u][r]);
+            }
+          }
+        }
+        __m256 h01[kRotPositions], h23[kRotPositions];
+#pragma GCC unroll 2
+        for (int u = 0; u < kRotPositions; ++u) {
+          const __m256* x = acc[u];
+          h01[u] = _mm256_add_ps(_mm256_permute2f128_ps(x[0], x[1], 0x20),
+                                 _mm256_permute2f128_ps(x[3], x[0], 0x31));
+          h23[u] = _mm256_add_ps(_mm256_permute2f128_ps(x[2], x[3], 0x20),
+                                 _mm256_permute2f128_ps(x[1], x[2], 0x31));
+        }
+        pairs[p / 2][0] = pair_sums8(h01[0], h01[1]);
+        pairs[p / 2][1] = pair_sums8(h23[0], h23[1]);
       }
-      pv_heads<kKind>(v_tile, stride_b, cnt, hd, gh1 - gh0, s, a.out + gh0 * hd);
-      gh0 = gh1;
+      half[0][p4 / 4] = _mm256_mul_ps(pair_sums8(pairs[0][0], pairs[1][0]), vscale);
+      half[1][p4 / 4] = _mm256_mul_ps(pair_sums8(pairs[0][1], pairs[1][1]), vscale);
     }
-  }
-
-  for (int64_t h = hb; h < he; ++h) {
-    const __m256 vinv = _mm256_set1_ps(1.0f / l[h - hb]);
-    float* oh = a.out + h * hd;
-    for (int64_t d = 0; d < hd; d += 8) {
-      _mm256_storeu_ps(oh + d, _mm256_mul_ps(_mm256_loadu_ps(oh + d), vinv));
-    }
+    const __m256 rows[kQuad] = {_mm256_permute2f128_ps(half[0][0], half[0][1], 0x20),
+                                _mm256_permute2f128_ps(half[0][0], half[0][1], 0x31),
+                                _mm256_permute2f128_ps(half[1][0], half[1][1], 0x20),
+                                _mm256_permute2f128_ps(half[1][0], half[1][1], 0x31)};
+    for (int64_t i = 0; i < n; ++i) _mm256_store_ps(s + i * s_stride + j, rows[i]);
   }
 }
+
+// The 8-lane policy of attention_walk.h.
+struct Lanes8 {
+  using V = __m256;
+  static constexpr int64_t kLanes = 8;
+  static constexpr int kPvVectors = 2;  // 16 dims x 4 heads: 8 accumulators
+  static V zero() { return _mm256_setzero_ps(); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V load(const float* p) { return _mm256_load_ps(p); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V x) { _mm256_store_ps(p, x); }
+  static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V exp(V x) { return exp_ps(x); }
+  static float reduce_max(V x) { return hmax(x); }
+  static float reduce_add(V x) { return hsum(x); }
+  template <Kv kKind, int C>
+  static void load_kv(const char* row, int64_t d, V out[C]) {
+    load_kvs<kKind, C>(row, d, out);
+  }
+  template <Kv kKind>
+  static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
+                          int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
+                          const TileAsk& ask) {
+    quad_scores8<kKind>(qr, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask);
+  }
+};
 
 // One value of a float or half cache row (the generic path's tails; a Q8_0 row has none).
 template <Kv kKind>
@@ -452,9 +352,7 @@ void attention_of_kind(const AttentionArgs& a, int64_t head_begin, int64_t head_
     for (int64_t h = head_begin; h < head_end; ++h) attend_head_generic<kKind>(a, h, scratch);
     return;
   }
-  for (int64_t hb = head_begin; hb < head_end; hb += kMaxHeads) {
-    attend_heads<kKind>(a, hb, std::min(head_end, hb + kMaxHeads));
-  }
+  walk_attention<Lanes8, kKind>(a, head_begin, head_end);
 }
 
 void attention_avx2(const AttentionArgs& a, int64_t head_begin, int64_t head_end, float* scratch) {

@@ -1,47 +1,28 @@
 // AVX-512 single-query attention (KernelTable::attention) for head dims that are multiples of
-// 16 up to 256; other head dims take the AVX2 table's kernel (x86/avx2_ops.cpp). The walk is
-// the AVX2 kernel's: tiles of up to 64 positions outside, KV heads inside, every query head of
-// a KV head (a GQA group, or the rows of a prompt chunk) in one pass over its keys and values,
-// online softmax per head. What differs is how the scores are formed.
+// 16 up to 256; other head dims take the AVX2 table's kernel (x86/avx2_attention.cpp). The
+// walk (tiles, quads of query heads, online softmax, the weighted sum of values) is
+// attention_walk.h's; this file brings its 16-lane operations and how a quad's scores are
+// formed.
 //
 // Scores, 4 query heads at a time (a quad), 16 dims of 4 positions per step. The quad's
-// queries are laid out once per call rotated (quad_scores): vector 4c + r holds, in lane group
-// g, 4 dims of head (g + r) mod 4, so a key vector of 16 dims meets all four heads in the 4
-// FMAs r = 0..3 with no broadcast; the accumulators, rotated back and added, hold each head's
-// sums over dims d = l (mod 4), and 8 positions' 32 scores finish in in-lane shuffles and
-// adds. The AVX2 kernel takes 8 FMAs of one head per 8-lane K load and a horizontal sum per 8
-// scores. A KV head with one quad (a decode step's GQA group) reads its keys straight from
-// the cache; with several (a prompt's rows) they share the keys staged once as floats.
+// queries are rotated (attention_walk.h rotate_quad_queries): vector 4c + r holds, in lane
+// group g, 4 dims of head (g + r) mod 4, so a key vector of 16 dims meets all four heads in
+// the 4 FMAs r = 0..3 with no broadcast; the accumulators, rotated back and added, hold each
+// head's sums over dims d = l (mod 4), and 8 positions' 32 scores finish in in-lane shuffles
+// and adds.
 //
 // On the Zen 5 VM of stop 35, one thread, a decode step of the 1B shape as the model lays its
 // cache out (kernels_bench attention_model_f16/avx512_vnni, medians of 3, four interleaved
 // runs): 24.6-29.4 GB/s with the cache in L2 (512 positions) and 14.4-21.0 from memory (16384
 // positions x 4 layers), against 15.9-18.2 and 12.5-13.1 for this file's first form (a
-// broadcast of 4 staged key values per FMA, 8 positions at a time) and, in an earlier run,
-// 15.5 and 9.8 for the AVX2 table. A Q8_0 cache gains less (attention_q8_0 about 7 GB/s in
-// either table in kernels_bench's position-major layout): each 16 values of it take a widen,
-// a convert and a scale multiply, in the keys and again in the weighted sum.
-//
-// Then, per head, the tile's scores update the running max and sum (exp over 16 lanes), and
-// out += sum_t p_t v_t for up to 4 heads x 64 dims in 16 registers, each V vector converted
-// once for the quad.
-//
-// Exactness: a (head, position) score adds its products in an order fixed by the head dim
-// alone (quad_scores), whatever the other heads of its quad, its slot there and whether the
-// keys are read in place or staged; so a head's result does not depend on the heads beside it,
-// and a head with a limit (AttentionArgs::n_kv_of_head) gets the bits of a call for it alone,
-// as the contract asks (tests/kernels/ops_test.cpp PerHeadLimitsEqualSingleHeadCalls compares
-// a 10-head call, its keys staged, with one-head calls, in place, bit for bit). The bits
-// differ from the AVX2 kernel's (another summation order); both are tested against the scalar
-// reference.
-#include <algorithm>
-#include <cmath>
+// broadcast of 4 staged key values per FMA, 8 positions at a time). A Q8_0 cache gains less:
+// each 16 values of it take a widen, a convert and a scale multiply, in the keys and again in
+// the weighted sum.
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 #include "kernels/registry.h"
-#include "kernels/x86/attention_cache.h"
+#include "kernels/x86/attention_walk.h"
 #include "kernels/x86/simd_avx512.h"
 
 namespace cohort::kernels {
@@ -52,14 +33,8 @@ using AttentionFn = void (*)(const AttentionArgs&, int64_t, int64_t, float*);
 // The AVX2 table's kernel, for head dims this file does not take (set by the fill).
 AttentionFn g_avx2_attention = nullptr;
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kMaxHeadDim = 256;
-constexpr int64_t kMaxTile = 64;       // positions per tile
-constexpr int64_t kKBufFloats = 8192;  // a tile's keys as floats: 32 KiB
-constexpr int64_t kMaxHeads = 256;     // query heads in one sweep over the cache
-constexpr int64_t kQuad = 4;           // query heads whose scores share the FMAs
-constexpr int64_t kPositionBlock = 8;  // positions whose scores finish together
-constexpr int kRotPositions = 4;       // positions quad_scores multiplies at once
+constexpr int kRotPositions = 4;  // positions quad_scores multiplies at once
 
 // Values d .. d + 15 of a cache row (one position of one KV head) as floats; d a multiple of
 // 16, so one Q8_0 block holds them all.
@@ -103,19 +78,6 @@ inline __m512 exp16(__m512 x) {
 inline __m512 pair_sums(__m512 a, __m512 b) {
   return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
 }
-
-// What to ask for while reading key row j of a tile in place (none where v is null): value
-// row j of the tile, and key row j of the next tile where j < next_cnt (ask_for_rows).
-struct TileAsk {
-  const char* v = nullptr;
-  const char* k = nullptr;
-  int64_t stride_b = 0, row_b = 0, next_b = 0, next_cnt = 0;
-  void rows(int64_t j) const {
-    if (v == nullptr) return;
-    const char* krow = k + j * stride_b;
-    ask_for_rows(v + j * stride_b, j < next_cnt ? krow + next_b : nullptr, row_b);
-  }
-};
 
 // Group i of 4 lanes of x moved to group i + r (mod 4).
 template <int r>
@@ -161,9 +123,9 @@ inline void store_quad_scores(const __m512 x[kPositionBlock / 2], __m512 vscale,
 // each head's 4 lanes as (l0 + l1) + (l2 + l3). Four positions at a time: 16 accumulators,
 // each query vector loaded once for the four.
 template <Kv kKind>
-inline void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
-                        int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
-                        const TileAsk& ask) {
+inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
+                          int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
+                          const TileAsk& ask) {
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t j = 0; j < cnt8; j += kPositionBlock) {
     __m512 x[kPositionBlock / 2];
@@ -203,239 +165,37 @@ inline void quad_scores(const float* qr, const char* keys, int64_t key_stride, i
   }
 }
 
-// Online-softmax update of one head for one tile: s holds its scores (-inf past its
-// positions, up to cnt16, a multiple of 16) and becomes exp(s - m_new); the running max m and
-// sum l are updated and the accumulator row (out, hd floats) rescaled when the max grows.
-inline void online_softmax16(float* s, int64_t cnt16, float& m, float& l, float* out, int64_t hd,
-                             bool first) {
-  __m512 vmx = _mm512_set1_ps(kNegInf);
-  for (int64_t j = 0; j < cnt16; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
-  const float m_new = std::max(m, _mm512_reduce_max_ps(vmx));
-  const __m512 vm = _mm512_set1_ps(m_new);
-  __m512 vsum = _mm512_setzero_ps();
-  for (int64_t j = 0; j < cnt16; j += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
-    _mm512_store_ps(s + j, e);
-    vsum = _mm512_add_ps(vsum, e);
-  }
-  if (m_new > m) {
-    const float corr = std::exp(m - m_new);  // 0 on the first tile (m = -inf)
-    l *= corr;
-    if (!first) {
-      const __m512 vc = _mm512_set1_ps(corr);
-      for (int64_t d = 0; d < hd; d += 16) {
-        _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_loadu_ps(out + d), vc));
-      }
-    }
-    m = m_new;
-  }
-  l += _mm512_reduce_add_ps(vsum);
-}
-
-// out_i[d0 .. d0 + 16C) += sum_{t < cnt} p_i[t] v_t for the NQ heads of a quad (out rows hd
-// apart, p rows p_stride apart); v_t at v + t * stride_b.
-template <int NQ, int C, Kv kKind>
-inline void pv_block(const char* v, int64_t stride_b, int64_t cnt, int64_t d0, const float* p,
-                     int64_t p_stride, float* out, int64_t hd) {
-  __m512 acc[NQ][C];
+// The 16-lane policy of attention_walk.h.
+struct Lanes16 {
+  using V = __m512;
+  static constexpr int64_t kLanes = 16;
+  static constexpr int kPvVectors = 4;  // 64 dims x 4 heads: 16 accumulators
+  static V zero() { return _mm512_setzero_ps(); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V load(const float* p) { return _mm512_load_ps(p); }
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V x) { _mm512_store_ps(p, x); }
+  static void storeu(float* p, V x) { _mm512_storeu_ps(p, x); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V exp(V x) { return exp16(x); }
+  static float reduce_max(V x) { return _mm512_reduce_max_ps(x); }
+  static float reduce_add(V x) { return _mm512_reduce_add_ps(x); }
+  template <Kv kKind, int C>
+  static void load_kv(const char* row, int64_t d, V out[C]) {
 #pragma GCC unroll 4
-  for (int i = 0; i < NQ; ++i) {
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) acc[i][c] = _mm512_loadu_ps(out + i * hd + d0 + 16 * c);
+    for (int c = 0; c < C; ++c) out[c] = load16<kKind>(row, d + 16 * c);
   }
-  for (int64_t t = 0; t < cnt; ++t) {
-    const char* row = v + t * stride_b;
-    __m512 vv[C];
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) vv[c] = load16<kKind>(row, d0 + 16 * c);
-#pragma GCC unroll 4
-    for (int i = 0; i < NQ; ++i) {
-      const __m512 b = _mm512_set1_ps(p[i * p_stride + t]);
-#pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[i][c] = _mm512_fmadd_ps(b, vv[c], acc[i][c]);
-    }
+  template <Kv kKind>
+  static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
+                          int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
+                          const TileAsk& ask) {
+    quad_scores16<kKind>(qr, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask);
   }
-#pragma GCC unroll 4
-  for (int i = 0; i < NQ; ++i) {
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) _mm512_storeu_ps(out + i * hd + d0 + 16 * c, acc[i][c]);
-  }
-}
-
-// pv_block over all hd dims: 64 at a time, then 32, then 16.
-template <int NQ, Kv kKind>
-void pv_quad(const char* v, int64_t stride_b, int64_t cnt, const float* p, int64_t p_stride,
-             float* out, int64_t hd) {
-  int64_t d0 = 0;
-  for (; d0 + 64 <= hd; d0 += 64)
-    pv_block<NQ, 4, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
-  if (d0 + 32 <= hd) {
-    pv_block<NQ, 2, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
-    d0 += 32;
-  }
-  if (d0 < hd) pv_block<NQ, 1, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
-}
-
-template <Kv kKind>
-void pv_heads(int64_t n, const char* v, int64_t stride_b, int64_t cnt, const float* p,
-              int64_t p_stride, float* out, int64_t hd) {
-  switch (n) {
-    case 4:
-      pv_quad<4, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
-      break;
-    case 3:
-      pv_quad<3, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
-      break;
-    case 2:
-      pv_quad<2, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
-      break;
-    default:
-      pv_quad<1, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
-      break;
-  }
-}
-
-// A quad: heads [h, h + n) of one KV head, n <= 4, their queries rotated at q (quad_scores).
-struct Quad {
-  int64_t h = 0, n = 0;
-  const float* q = nullptr;
 };
-
-// Per thread: the quads of a call and their queries laid out for them.
-thread_local GrowArray<float> t_qr;
-thread_local GrowArray<Quad> t_quads;
-
-// Heads [hb, he), he - hb <= kMaxHeads; hd a multiple of 16, at most kMaxHeadDim.
-template <Kv kKind>
-void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he) {
-  const int64_t hd = a.head_dim;
-  const int64_t group = a.n_heads / a.n_kv_heads;
-  const int64_t tile = std::min(kMaxTile, kKBufFloats / hd) / 16 * 16;
-  const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
-  const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
-  alignas(64) float kbuf[kKBufFloats];
-  alignas(64) float s[kMaxHeads * kMaxTile];
-  float m[kMaxHeads];
-  float l[kMaxHeads];
-  for (int64_t i = hb * hd; i < he * hd; ++i) a.out[i] = 0.0f;
-  for (int64_t h = 0; h < he - hb; ++h) {
-    m[h] = kNegInf;
-    l[h] = 0.0f;
-  }
-
-  // The quads, group by group, and their queries laid out.
-  const int64_t max_quads = (he - hb) / kQuad + (he - hb) / group + 2;
-  Quad* quads = t_quads.reserve(static_cast<size_t>(max_quads));
-  float* qr = t_qr.reserve(static_cast<size_t>(max_quads * kQuad * hd));
-  int64_t n_quads = 0;
-  for (int64_t gh0 = hb; gh0 < he;) {
-    const int64_t gh1 = std::min(he, (gh0 / group + 1) * group);
-    for (int64_t h = gh0; h < gh1; h += kQuad, ++n_quads) {
-      Quad& qd = quads[n_quads];
-      qd.h = h;
-      qd.n = std::min(kQuad, gh1 - h);
-      float* dst = qr + n_quads * kQuad * hd;
-      for (int64_t c = 0; c < hd / 16; ++c) {
-        for (int64_t r = 0; r < kQuad; ++r) {
-          for (int64_t lane = 0; lane < 16; ++lane) {
-            const int64_t i = (lane / 4 + r) % kQuad;
-            const int64_t d = 16 * c + lane;
-            dst[16 * (4 * c + r) + lane] = i < qd.n ? a.q[(h + i) * hd + d] : 0.0f;
-          }
-        }
-      }
-      qd.q = dst;
-    }
-    gh0 = gh1;
-  }
-
-  for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
-    const int64_t cnt = std::min(tile, a.n_kv - t0);
-    const int64_t cnt8 = (cnt + 7) / 8 * 8;
-    const int64_t cnt16 = (cnt + 15) / 16 * 16;
-    const int64_t next_cnt = std::min(tile, a.n_kv - t0 - tile);  // <= 0 on the last tile
-    for (int64_t qi = 0; qi < n_quads;) {
-      const int64_t gh0 = quads[qi].h;
-      const int64_t kvh = gh0 / group;
-      const int64_t row0_b = kv_bytes<kKind>(t0 * a.kv_stride + kvh * hd);
-      const char* k_tile = static_cast<const char*>(a.k) + row0_b;
-      const char* v_tile = static_cast<const char*>(a.v) + row0_b;
-
-      int64_t qe = qi;
-      while (qe < n_quads && quads[qe].h / group == kvh) ++qe;
-      // One quad (a decode step's GQA group) reads the keys in place, a block of 8 at a time
-      // and asking for the rows ahead as it goes, but for a last part block, which is staged
-      // with the zeros after it; several (a prompt's rows) share the keys staged as floats.
-      const bool in_place = qe - qi == 1;
-      const int64_t staged_from = in_place ? cnt / kPositionBlock * kPositionBlock : 0;
-      TileAsk ask;
-      if (in_place) {
-        ask = {v_tile, k_tile, stride_b, row_b, tile * stride_b, next_cnt};
-      }
-
-      // Stage K (from staged_from) as floats; meanwhile ask for those rows' V and next K.
-      for (int64_t j = staged_from; j < cnt; ++j) {
-        const char* krow = k_tile + j * stride_b;
-        const char* vrow = v_tile + j * stride_b;
-        ask_for_rows(vrow, j < next_cnt ? krow + tile * stride_b : nullptr, row_b);
-        for (int64_t d = 0; d < hd; d += 16) {
-          _mm512_store_ps(kbuf + (j - staged_from) * hd + d, load16<kKind>(krow, d));
-        }
-      }
-      // Rows up to the block of 8 are scored too (and masked below): zeros, not stale data.
-      std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
-
-      // The quads of this KV head: scores, then each head's softmax update.
-      for (int64_t k = qi; k < qe; ++k) {
-        const Quad& qd = quads[k];
-        float* sq = s + (qd.h - gh0) * tile;
-        if (a.n_kv_of_head &&
-            *std::max_element(a.n_kv_of_head + qd.h, a.n_kv_of_head + qd.h + qd.n) <= t0) {
-          for (int64_t i = 0; i < qd.n; ++i) std::fill(sq + i * tile, sq + i * tile + cnt16, 0.0f);
-          continue;  // every head of the quad is past its positions: nothing to add
-        }
-        // Positions [0, staged_from) in place, the rest from the staged rows.
-        quad_scores<kKind>(qd.q, k_tile, stride_b, hd, staged_from, a.scale, qd.n, sq, tile, ask);
-        quad_scores<Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd * 4, hd,
-                              cnt8 - staged_from, a.scale, qd.n, sq + staged_from, tile, TileAsk{});
-        for (int64_t i = 0; i < qd.n; ++i) {
-          const int64_t h = qd.h + i;
-          float* sh = sq + i * tile;
-          // A head with its own limit keeps only its positions (-inf: weight 0); one past
-          // its limit in this whole tile adds nothing.
-          const int64_t own = a.n_kv_of_head ? std::min(cnt, a.n_kv_of_head[h] - t0) : cnt;
-          if (own <= 0) {
-            std::fill(sh, sh + cnt16, 0.0f);
-            continue;
-          }
-          std::fill(sh + own, sh + cnt16, kNegInf);
-          online_softmax16(sh, cnt16, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
-        }
-      }
-      for (int64_t k = qi; k < qe; ++k) {
-        const Quad& qd = quads[k];
-        pv_heads<kKind>(qd.n, v_tile, stride_b, cnt, s + (qd.h - gh0) * tile, tile,
-                        a.out + qd.h * hd, hd);
-      }
-      qi = qe;
-    }
-  }
-
-  for (int64_t h = hb; h < he; ++h) {
-    const __m512 vinv = _mm512_set1_ps(1.0f / l[h - hb]);
-    float* oh = a.out + h * hd;
-    for (int64_t d = 0; d < hd; d += 16) {
-      _mm512_storeu_ps(oh + d, _mm512_mul_ps(_mm512_loadu_ps(oh + d), vinv));
-    }
-  }
-}
-
-template <Kv kKind>
-void attention_of_kind(const AttentionArgs& a, int64_t head_begin, int64_t head_end) {
-  for (int64_t hb = head_begin; hb < head_end; hb += kMaxHeads) {
-    attend_heads<kKind>(a, hb, std::min(head_end, hb + kMaxHeads));
-  }
-}
 
 void attention_avx512(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
                       float* scratch) {
@@ -445,13 +205,13 @@ void attention_avx512(const AttentionArgs& a, int64_t head_begin, int64_t head_e
   }
   switch (a.kv_type) {
     case DType::kF16:
-      attention_of_kind<Kv::kF16>(a, head_begin, head_end);
+      walk_attention<Lanes16, Kv::kF16>(a, head_begin, head_end);
       break;
     case DType::kQ8_0:
-      attention_of_kind<Kv::kQ8>(a, head_begin, head_end);
+      walk_attention<Lanes16, Kv::kQ8>(a, head_begin, head_end);
       break;
     default:
-      attention_of_kind<Kv::kF32>(a, head_begin, head_end);
+      walk_attention<Lanes16, Kv::kF32>(a, head_begin, head_end);
       break;
   }
 }

@@ -18,6 +18,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/terms_key.h"
+#include "kernels/x86/grow_array.h"
 #include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
@@ -61,31 +62,6 @@ inline void store_halves_x16(float* y, __mmask16 m, const __m256 acc[2]) {
       _mm512_castps_pd(_mm512_castps256_ps512(acc[0])), _mm256_castps_pd(acc[1]), 1));
   _mm512_mask_storeu_ps(y, m, out);
 }
-
-// An array grown to the largest size asked for: a tile's per-thread terms, no allocation
-// once warm.
-template <typename T>
-class GrowArray {
- public:
-  GrowArray() = default;
-  GrowArray(const GrowArray&) = delete;
-  GrowArray& operator=(const GrowArray&) = delete;
-  ~GrowArray() { delete[] p_; }
-  // At least n elements (their values undefined after a growth).
-  T* reserve(size_t n) {
-    if (n > capacity_) {
-      delete[] p_;
-      p_ = new T[n];
-      capacity_ = n;
-    }
-    return p_;
-  }
-  const T* data() const { return p_; }
-
- private:
-  T* p_ = nullptr;
-  size_t capacity_ = 0;
-};
 
 // Per token block of Q8_0 activations, what the Q4_0 and Q8_0 tiles take besides the codes:
 // the block's scale as a float and kBias x the sum of its codes (the bias their unsigned

@@ -1,0 +1,328 @@
+// The single-query attention walk (KernelTable::attention) that the AVX2 and AVX-512 kernels
+// (x86/avx2_attention.cpp, x86/avx512_attention.cpp) share, written once over a lane policy L
+// (8 or 16 float lanes) that brings the vector operations and the one step that differs in
+// shape between the widths: how a quad's scores are formed (L::quad_scores).
+//
+// The walk: tiles of up to 64 positions outside, KV heads inside, so the cache is read in
+// address order; every query head of a KV head (a GQA group, or the rows of a prompt chunk)
+// in one pass over its keys and values; online softmax per head. Per tile and KV head:
+//   - the heads' scores, a quad (4 query heads) at a time. The quad's queries are laid out
+//     once per call rotated (rotate_quad_queries): lane group g of vector 4c + r holds 4 dims
+//     of head (g + r) mod 4, so one key vector meets all four heads in 4 FMAs with no
+//     broadcast. A KV head with one quad (a decode step's GQA group) reads its keys straight
+//     from the cache; with several (a prompt's rows) the keys are staged once as floats;
+//   - per head, the running max m and sum l (exp over a vector of lanes), the accumulator
+//     (the out row itself) rescaled by exp(m_old - m_new) when the max grows;
+//   - out += sum_t p_t v_t for up to 4 heads, each V vector converted once for the quad.
+// At the end out is divided by l.
+//
+// Exactness: L::quad_scores adds a (head, position) score's products in an order fixed by
+// the head dim alone, whatever the other heads of its quad, its slot there and whether the
+// keys are read in place or staged; so a head with a limit (AttentionArgs::n_kv_of_head) gets
+// the bits of a call for it alone, as the contract asks (tests/kernels/ops_test.cpp
+// PerHeadLimitsEqualSingleHeadCalls). The two widths add in different orders, so their bits
+// differ; both are tested against the scalar reference.
+//
+// The lane policy L (a struct of static members, internal to each file):
+//   V, kLanes, kPvVectors (V accumulators per head in pv: dims of a pv pass / kLanes);
+//   zero, set1, load (aligned), loadu, store, storeu, add, sub, mul, max, fmadd(a, b, c) =
+//   a * b + c, exp, reduce_max, reduce_add;
+//   load_kv<kKind, C>(row, d, V out[C]): values d .. d + C * kLanes of a cache row as floats;
+//   quad_scores<kKind>(...): see the AVX-512 or AVX2 file.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/kernels.h"
+#include "kernels/x86/attention_cache.h"
+#include "kernels/x86/grow_array.h"
+
+namespace cohort::kernels {
+namespace {
+
+constexpr int64_t kWalkMaxTile = 64;       // positions per tile
+constexpr int64_t kWalkKBufFloats = 8192;  // a tile's keys as floats: 32 KiB
+constexpr int64_t kWalkMaxHeads = 256;     // query heads in one sweep over the cache
+constexpr int64_t kQuad = 4;               // query heads whose scores share the FMAs
+constexpr int64_t kPositionBlock = 8;      // positions whose scores finish together
+
+// What to ask for while reading key row j of a tile in place (none where v is null): value
+// row j of the tile, and key row j of the next tile where j < next_cnt (ask_for_rows).
+struct TileAsk {
+  const char* v = nullptr;
+  const char* k = nullptr;
+  int64_t stride_b = 0, row_b = 0, next_b = 0, next_cnt = 0;
+  void rows(int64_t j) const {
+    if (v == nullptr) return;
+    const char* krow = k + j * stride_b;
+    ask_for_rows(v + j * stride_b, j < next_cnt ? krow + next_b : nullptr, row_b);
+  }
+};
+
+// Heads [h, h + n) of q (hd floats each, n <= 4) laid out for quad_scores at dst (4 * hd
+// floats): vector 4c + r, lane m = q_i[kLanes * c + m] of head i = (m / 4 + r) mod 4, zero
+// for i >= n.
+template <class L>
+void rotate_quad_queries(const float* q, int64_t h, int64_t n, int64_t hd, float* dst) {
+  constexpr int64_t w = L::kLanes;
+  for (int64_t c = 0; c < hd / w; ++c) {
+    for (int64_t r = 0; r < kQuad; ++r) {
+      for (int64_t g = 0; g < w / 4; ++g) {
+        const int64_t i = (g + r) % kQuad;
+        float* d = dst + w * (4 * c + r) + 4 * g;
+        if (i >= n) {
+          std::fill(d, d + 4, 0.0f);
+        } else {
+          std::copy_n(q + (h + i) * hd + w * c + 4 * g, 4, d);
+        }
+      }
+    }
+  }
+}
+
+// Online-softmax update of one head for one tile: s holds its scores (-inf past its
+// positions, up to cnt_v, a multiple of kLanes) and becomes exp(s - m_new); the running max
+// m and sum l are updated and the accumulator row (out, hd floats) rescaled when the max
+// grows.
+template <class L>
+inline void online_softmax(float* s, int64_t cnt_v, float& m, float& l, float* out, int64_t hd,
+                           bool first) {
+  using V = typename L::V;
+  constexpr int64_t w = L::kLanes;
+  V vmx = L::set1(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < cnt_v; j += w) vmx = L::max(vmx, L::load(s + j));
+  const float m_new = std::max(m, L::reduce_max(vmx));
+  const V vm = L::set1(m_new);
+  V vsum = L::zero();
+  for (int64_t j = 0; j < cnt_v; j += w) {
+    const V e = L::exp(L::sub(L::load(s + j), vm));
+    L::store(s + j, e);
+    vsum = L::add(vsum, e);
+  }
+  if (m_new > m) {
+    const float corr = std::exp(m - m_new);  // 0 on the first tile (m = -inf)
+    l *= corr;
+    if (!first) {
+      const V vc = L::set1(corr);
+      for (int64_t d = 0; d < hd; d += w) L::storeu(out + d, L::mul(L::loadu(out + d), vc));
+    }
+    m = m_new;
+  }
+  l += L::reduce_add(vsum);
+}
+
+// out_i[d0 .. d0 + C * kLanes) += sum_{t < cnt} p_i[t] v_t for the NQ heads of a quad (out
+// rows hd apart, p rows p_stride apart); v_t at v + t * stride_b.
+template <class L, int NQ, int C, Kv kKind>
+inline void pv_block(const char* v, int64_t stride_b, int64_t cnt, int64_t d0, const float* p,
+                     int64_t p_stride, float* out, int64_t hd) {
+  using V = typename L::V;
+  constexpr int64_t w = L::kLanes;
+  V acc[NQ][C];
+#pragma GCC unroll 4
+  for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) acc[i][c] = L::loadu(out + i * hd + d0 + w * c);
+  }
+  for (int64_t t = 0; t < cnt; ++t) {
+    V vv[C];
+    L::template load_kv<kKind, C>(v + t * stride_b, d0, vv);
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+      const V b = L::set1(p[i * p_stride + t]);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[i][c] = L::fmadd(b, vv[c], acc[i][c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) L::storeu(out + i * hd + d0 + w * c, acc[i][c]);
+  }
+}
+
+// pv_block over all hd dims (a multiple of kLanes): kPvVectors vectors at a time, then
+// halves of that.
+template <class L, int NQ, Kv kKind>
+void pv_quad(const char* v, int64_t stride_b, int64_t cnt, const float* p, int64_t p_stride,
+             float* out, int64_t hd) {
+  constexpr int C = L::kPvVectors;
+  static_assert(C == 2 || C == 4);
+  constexpr int64_t w = L::kLanes;
+  int64_t d0 = 0;
+  for (; d0 + C * w <= hd; d0 += C * w) {
+    pv_block<L, NQ, C, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
+  }
+  if constexpr (C == 4) {
+    if (d0 + 2 * w <= hd) {
+      pv_block<L, NQ, 2, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
+      d0 += 2 * w;
+    }
+  }
+  if (d0 < hd) pv_block<L, NQ, 1, kKind>(v, stride_b, cnt, d0, p, p_stride, out, hd);
+}
+
+template <class L, Kv kKind>
+void pv_heads(int64_t n, const char* v, int64_t stride_b, int64_t cnt, const float* p,
+              int64_t p_stride, float* out, int64_t hd) {
+  switch (n) {
+    case 4:
+      pv_quad<L, 4, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
+      break;
+    case 3:
+      pv_quad<L, 3, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
+      break;
+    case 2:
+      pv_quad<L, 2, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
+      break;
+    default:
+      pv_quad<L, 1, kKind>(v, stride_b, cnt, p, p_stride, out, hd);
+      break;
+  }
+}
+
+// A quad: heads [h, h + n) of one KV head, n <= 4, their queries rotated at q.
+struct Quad {
+  int64_t h = 0, n = 0;
+  const float* q = nullptr;
+};
+
+// Heads [hb, he), he - hb <= kWalkMaxHeads; hd a multiple of kLanes (of 32 for kQ8), at
+// most kWalkKBufFloats / kLanes (a tile of one vector of positions). qr_store and
+// quad_store: per-thread storage for the call's quads.
+template <class L, Kv kKind>
+void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<float>& qr_store,
+                  GrowArray<Quad>& quad_store) {
+  using V = typename L::V;
+  constexpr int64_t w = L::kLanes;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const int64_t hd = a.head_dim;
+  const int64_t group = a.n_heads / a.n_kv_heads;
+  const int64_t tile = std::min(kWalkMaxTile, kWalkKBufFloats / hd) / w * w;
+  const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
+  const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
+  alignas(64) float kbuf[kWalkKBufFloats];
+  alignas(64) float s[kWalkMaxHeads * kWalkMaxTile];
+  float m[kWalkMaxHeads];
+  float l[kWalkMaxHeads];
+  for (int64_t i = hb * hd; i < he * hd; ++i) a.out[i] = 0.0f;
+  for (int64_t h = 0; h < he - hb; ++h) {
+    m[h] = kNegInf;
+    l[h] = 0.0f;
+  }
+
+  // The quads, group by group, and their queries laid out.
+  const int64_t max_quads = (he - hb) / kQuad + (he - hb) / group + 2;
+  Quad* quads = quad_store.reserve(static_cast<size_t>(max_quads));
+  float* qr = qr_store.reserve(static_cast<size_t>(max_quads * kQuad * hd));
+  int64_t n_quads = 0;
+  for (int64_t gh0 = hb; gh0 < he;) {
+    const int64_t gh1 = std::min(he, (gh0 / group + 1) * group);
+    for (int64_t h = gh0; h < gh1; h += kQuad, ++n_quads) {
+      Quad& qd = quads[n_quads];
+      qd.h = h;
+      qd.n = std::min(kQuad, gh1 - h);
+      float* dst = qr + n_quads * kQuad * hd;
+      rotate_quad_queries<L>(a.q, h, qd.n, hd, dst);
+      qd.q = dst;
+    }
+    gh0 = gh1;
+  }
+
+  for (int64_t t0 = 0; t0 < a.n_kv; t0 += tile) {
+    const int64_t cnt = std::min(tile, a.n_kv - t0);
+    const int64_t cnt8 = (cnt + kPositionBlock - 1) / kPositionBlock * kPositionBlock;
+    const int64_t cnt_v = (cnt + w - 1) / w * w;
+    const int64_t next_cnt = std::min(tile, a.n_kv - t0 - tile);  // <= 0 on the last tile
+    for (int64_t qi = 0; qi < n_quads;) {
+      const int64_t gh0 = quads[qi].h;
+      const int64_t kvh = gh0 / group;
+      const int64_t row0_b = kv_bytes<kKind>(t0 * a.kv_stride + kvh * hd);
+      const char* k_tile = static_cast<const char*>(a.k) + row0_b;
+      const char* v_tile = static_cast<const char*>(a.v) + row0_b;
+
+      int64_t qe = qi;
+      while (qe < n_quads && quads[qe].h / group == kvh) ++qe;
+      // One quad (a decode step's GQA group) reads the keys in place, a block of 8 at a time
+      // and asking for the rows ahead as it goes, but for a last part block, which is staged
+      // with the zeros after it; several (a prompt's rows) share the keys staged as floats.
+      const bool in_place = qe - qi == 1;
+      const int64_t staged_from = in_place ? cnt / kPositionBlock * kPositionBlock : 0;
+      TileAsk ask;
+      if (in_place) ask = {v_tile, k_tile, stride_b, row_b, tile * stride_b, next_cnt};
+
+      // Stage K (from staged_from) as floats; meanwhile ask for those rows' V and next K.
+      for (int64_t j = staged_from; j < cnt; ++j) {
+        const char* krow = k_tile + j * stride_b;
+        const char* vrow = v_tile + j * stride_b;
+        ask_for_rows(vrow, j < next_cnt ? krow + tile * stride_b : nullptr, row_b);
+        for (int64_t d = 0; d < hd; d += w) {
+          V x[1];
+          L::template load_kv<kKind, 1>(krow, d, x);
+          L::store(kbuf + (j - staged_from) * hd + d, x[0]);
+        }
+      }
+      // Rows up to the block of 8 are scored too (and masked below): zeros, not stale data.
+      std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
+
+      // The quads of this KV head: scores, then each head's softmax update.
+      for (int64_t k = qi; k < qe; ++k) {
+        const Quad& qd = quads[k];
+        float* sq = s + (qd.h - gh0) * tile;
+        if (a.n_kv_of_head &&
+            *std::max_element(a.n_kv_of_head + qd.h, a.n_kv_of_head + qd.h + qd.n) <= t0) {
+          for (int64_t i = 0; i < qd.n; ++i) std::fill(sq + i * tile, sq + i * tile + cnt_v, 0.0f);
+          continue;  // every head of the quad is past its positions: nothing to add
+        }
+        // Positions [0, staged_from) in place, the rest from the staged rows.
+        L::template quad_scores<kKind>(qd.q, k_tile, stride_b, hd, staged_from, a.scale, qd.n, sq,
+                                       tile, ask);
+        L::template quad_scores<Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd * 4, hd,
+                                          cnt8 - staged_from, a.scale, qd.n, sq + staged_from, tile,
+                                          TileAsk{});
+        for (int64_t i = 0; i < qd.n; ++i) {
+          const int64_t h = qd.h + i;
+          float* sh = sq + i * tile;
+          // A head with its own limit keeps only its positions (-inf: weight 0); one past
+          // its limit in this whole tile adds nothing.
+          const int64_t own = a.n_kv_of_head ? std::min(cnt, a.n_kv_of_head[h] - t0) : cnt;
+          if (own <= 0) {
+            std::fill(sh, sh + cnt_v, 0.0f);
+            continue;
+          }
+          std::fill(sh + own, sh + cnt_v, kNegInf);
+          online_softmax<L>(sh, cnt_v, m[h - hb], l[h - hb], a.out + h * hd, hd, t0 == 0);
+        }
+      }
+      for (int64_t k = qi; k < qe; ++k) {
+        const Quad& qd = quads[k];
+        pv_heads<L, kKind>(qd.n, v_tile, stride_b, cnt, s + (qd.h - gh0) * tile, tile,
+                           a.out + qd.h * hd, hd);
+      }
+      qi = qe;
+    }
+  }
+
+  for (int64_t h = hb; h < he; ++h) {
+    const V vinv = L::set1(1.0f / l[h - hb]);
+    float* oh = a.out + h * hd;
+    for (int64_t d = 0; d < hd; d += w) L::storeu(oh + d, L::mul(L::loadu(oh + d), vinv));
+  }
+}
+
+// Heads [head_begin, head_end) by the walk, kWalkMaxHeads at a time (the same preconditions
+// as attend_heads).
+template <class L, Kv kKind>
+void walk_attention(const AttentionArgs& a, int64_t head_begin, int64_t head_end) {
+  thread_local GrowArray<float> qr_store;
+  thread_local GrowArray<Quad> quad_store;
+  for (int64_t hb = head_begin; hb < head_end; hb += kWalkMaxHeads) {
+    attend_heads<L, kKind>(a, hb, std::min(head_end, hb + kWalkMaxHeads), qr_store, quad_store);
+  }
+}
+
+}  // namespace
+}  // namespace cohort::kernels
