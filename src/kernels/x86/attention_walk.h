@@ -6,11 +6,13 @@
 // The walk: tiles of up to 64 positions outside, KV heads inside, so the cache is read in
 // address order; every query head of a KV head (a GQA group, or the rows of a prompt chunk)
 // in one pass over its keys and values; online softmax per head. Per tile and KV head:
-//   - the heads' scores, a quad (4 query heads) at a time. The quad's queries are laid out
-//     once per call rotated (rotate_quad_queries): lane group g of vector 4c + r holds 4 dims
-//     of head (g + r) mod 4, so one key vector meets all four heads in 4 FMAs with no
-//     broadcast. A KV head with one quad (a decode step's GQA group) reads its keys straight
-//     from the cache; with several (a prompt's rows) the keys are staged once as floats;
+//   - the heads' scores, a quad (4 query heads) at a time (L::quad_scores). Where
+//     L::kRotatedScores, the quad's queries are laid out once per call rotated
+//     (rotate_quad_queries): lane group g of vector 4c + r holds 4 dims of head (g + r) mod
+//     4, so one key vector meets all four heads in 4 FMAs with no broadcast, and a KV head
+//     with one quad (a decode step's GQA group) reads its keys straight from the cache.
+//     Otherwise the queries stay as they are and the keys are always staged as floats.
+//     With several quads (a prompt's rows) the keys are staged once for all of them;
 //   - per head, the running max m and sum l (exp over a vector of lanes), the accumulator
 //     (the out row itself) rescaled by exp(m_old - m_new) when the max grows;
 //   - out += sum_t p_t v_t for up to 4 heads, each V vector converted once for the quad.
@@ -24,11 +26,14 @@
 // differ; both are tested against the scalar reference.
 //
 // The lane policy L (a struct of static members, internal to each file):
-//   V, kLanes, kPvVectors (V accumulators per head in pv: dims of a pv pass / kLanes);
+//   V, kLanes, kPvVectors (V accumulators per head in pv: dims of a pv pass / kLanes),
+//   kRotatedScores (the query layout quad_scores takes, above);
 //   zero, set1, load (aligned), loadu, store, storeu, add, sub, mul, max, fmadd(a, b, c) =
 //   a * b + c, exp, reduce_max, reduce_add;
 //   load_kv<kKind, C>(row, d, V out[C]): values d .. d + C * kLanes of a cache row as floats;
-//   quad_scores<kKind>(...): see the AVX-512 or AVX2 file.
+//   quad_scores<kKind>(q, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask): s[i *
+//   s_stride + j] = scale * q_i . k_j for the quad's n heads and positions j < cnt8 (a
+//   multiple of 8) of key rows key_stride bytes apart, asking for rows ahead as ask says.
 #pragma once
 
 #include <algorithm>
@@ -184,6 +189,19 @@ void pv_heads(int64_t n, const char* v, int64_t stride_b, int64_t cnt, const flo
   }
 }
 
+// A key row (krow) as floats at dst (hd floats), C vectors at a time.
+template <class L, Kv kKind, int C>
+inline void stage_row(const char* krow, int64_t hd, float* dst) {
+  using V = typename L::V;
+  constexpr int64_t w = L::kLanes;
+  for (int64_t d = 0; d < hd; d += C * w) {
+    V x[C];
+    L::template load_kv<kKind, C>(krow, d, x);
+#pragma GCC unroll 2
+    for (int c = 0; c < C; ++c) L::store(dst + d + c * w, x[c]);
+  }
+}
+
 // A quad: heads [h, h + n) of one KV head, n <= 4, their queries rotated at q.
 struct Quad {
   int64_t h = 0, n = 0;
@@ -226,7 +244,11 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       qd.h = h;
       qd.n = std::min(kQuad, gh1 - h);
       float* dst = qr + n_quads * kQuad * hd;
-      rotate_quad_queries<L>(a.q, h, qd.n, hd, dst);
+      if constexpr (L::kRotatedScores) {
+        rotate_quad_queries<L>(a.q, h, qd.n, hd, dst);
+      } else {
+        std::copy_n(a.q + h * hd, qd.n * hd, dst);
+      }
       qd.q = dst;
     }
     gh0 = gh1;
@@ -246,10 +268,11 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
 
       int64_t qe = qi;
       while (qe < n_quads && quads[qe].h / group == kvh) ++qe;
-      // One quad (a decode step's GQA group) reads the keys in place, a block of 8 at a time
-      // and asking for the rows ahead as it goes, but for a last part block, which is staged
-      // with the zeros after it; several (a prompt's rows) share the keys staged as floats.
-      const bool in_place = qe - qi == 1;
+      // With rotated scores one quad (a decode step's GQA group) reads the keys in place, a
+      // block of 8 at a time and asking for the rows ahead as it goes, but for a last part
+      // block, which is staged with the zeros after it; otherwise the keys are staged as
+      // floats.
+      const bool in_place = L::kRotatedScores && qe - qi == 1;
       const int64_t staged_from = in_place ? cnt / kPositionBlock * kPositionBlock : 0;
       TileAsk ask;
       if (in_place) ask = {v_tile, k_tile, stride_b, row_b, tile * stride_b, next_cnt};
@@ -259,24 +282,31 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
         const char* krow = k_tile + j * stride_b;
         const char* vrow = v_tile + j * stride_b;
         ask_for_rows(vrow, j < next_cnt ? krow + tile * stride_b : nullptr, row_b);
-        for (int64_t d = 0; d < hd; d += w) {
-          V x[1];
-          L::template load_kv<kKind, 1>(krow, d, x);
-          L::store(kbuf + (j - staged_from) * hd + d, x[0]);
+        // Two vectors at a time where the head dim allows (a Q8_0 block's scale read once for
+        // them).
+        if (hd % (2 * w) == 0) {
+          stage_row<L, kKind, 2>(krow, hd, kbuf + (j - staged_from) * hd);
+        } else {
+          stage_row<L, kKind, 1>(krow, hd, kbuf + (j - staged_from) * hd);
         }
       }
       // Rows up to the block of 8 are scored too (and masked below): zeros, not stale data.
       std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
 
-      // The quads of this KV head: scores, then each head's softmax update.
+      // The quads of this KV head: scores, then each head's softmax update. qcnt[k - qi]:
+      // the positions of the tile that quad k's heads reach (0: none, nothing to add).
+      int64_t qcnt[kWalkMaxHeads / kQuad + 2];
       for (int64_t k = qi; k < qe; ++k) {
         const Quad& qd = quads[k];
         float* sq = s + (qd.h - gh0) * tile;
-        if (a.n_kv_of_head &&
-            *std::max_element(a.n_kv_of_head + qd.h, a.n_kv_of_head + qd.h + qd.n) <= t0) {
-          for (int64_t i = 0; i < qd.n; ++i) std::fill(sq + i * tile, sq + i * tile + cnt_v, 0.0f);
-          continue;  // every head of the quad is past its positions: nothing to add
+        int64_t& reach = qcnt[k - qi];
+        reach = cnt;
+        if (a.n_kv_of_head) {
+          const int64_t most =
+              *std::max_element(a.n_kv_of_head + qd.h, a.n_kv_of_head + qd.h + qd.n);
+          reach = std::clamp<int64_t>(most - t0, 0, cnt);
         }
+        if (reach == 0) continue;  // every head of the quad is past its positions
         // Positions [0, staged_from) in place, the rest from the staged rows.
         L::template quad_scores<kKind>(qd.q, k_tile, stride_b, hd, staged_from, a.scale, qd.n, sq,
                                        tile, ask);
@@ -299,7 +329,9 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       }
       for (int64_t k = qi; k < qe; ++k) {
         const Quad& qd = quads[k];
-        pv_heads<L, kKind>(qd.n, v_tile, stride_b, cnt, s + (qd.h - gh0) * tile, tile,
+        const int64_t reach = qcnt[k - qi];
+        if (reach == 0) continue;
+        pv_heads<L, kKind>(qd.n, v_tile, stride_b, reach, s + (qd.h - gh0) * tile, tile,
                            a.out + qd.h * hd, hd);
       }
       qi = qe;

@@ -3,11 +3,12 @@
 //
 // Attention (head dims that are multiples of 8 up to 512) is attention_walk.h's tiled,
 // single-pass walk over 8-lane vectors: this file brings the 8-lane operations and how a
-// quad's scores are formed (quad_scores8). Other head dims take a simpler two-pass path
-// through scratch with scalar tails. A Q8_0 cache is decoded to floats (its scale times its
-// int8 widened) rather than multiplied as int8 with a quantized q: the scores and the
-// weighted sum then keep float precision, and at long contexts the kernel waits on memory,
-// where Q8_0 already reads about half the bytes of F16.
+// quad's scores are formed (head_scores8: each head on its own over keys staged as floats).
+// Other head dims take a simpler two-pass path through scratch with scalar tails. A Q8_0
+// cache is decoded to floats (its scale times its int8 widened) rather than multiplied as
+// int8 with a quantized q: the scores and the weighted sum then keep float precision, and
+// at long contexts the kernel waits on memory, where Q8_0 already reads about half the
+// bytes of F16.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -178,86 +179,32 @@ inline void load_kvs(const char* row, int64_t d, __m256 out[C]) {
 }
 
 constexpr int64_t kMaxHeadDim = 512;  // the walk's; the generic path above it
-constexpr int kRotPositions = 2;      // positions quad_scores8 multiplies at once
-
-// [a0 + a1, a2 + a3, b0 + b1, b2 + b3] in each 128-bit half.
-inline __m256 pair_sums8(__m256 a, __m256 b) {
-  return _mm256_add_ps(_mm256_shuffle_ps(a, b, 0x88), _mm256_shuffle_ps(a, b, 0xDD));
-}
-
-// The scores of a quad's n (<= 4) heads against positions [0, cnt8) (cnt8 a multiple of 8)
-// of key rows of kind kKind, key_stride bytes apart (in the cache, or staged as floats):
-// s[i * s_stride + j] = scale * q_i . k_j; ask says what to prefetch per row. qr holds the
-// quad's queries rotated (attention_walk.h): vector 4c + r, lane m = q_i[8c + m] of head
-// i = (m / 4 + r) mod 4. A key vector k[8c .. 8c + 7] times vector 4c + r adds, in half g,
-// head (g + r) mod 4's products of dims 8c + 4g + l (lane l): accumulator r's low half holds
-// head r's chain over its dims 4g' + l with g' = 0 (G0), its high half head r + 1's over
-// g' = 1 (G1). Head i's lane l is then G0 (accumulator i, low) + G1 (accumulator i - 1, high),
-// in that order in every slot; pair_sums8 twice adds the 4 lanes as (l0 + l1) + (l2 + l3).
-// So a head's bits do not depend on its slot, its quad's other heads or its position's place
-// in the block. Two positions at a time: 8 accumulators, 2 keys and a query in 11 of the 16
-// registers.
+// The scores of a quad's n (<= 4) heads, each on its own, against positions [0, cnt8) (cnt8 a
+// multiple of 8) of key rows of kind kKind key_stride bytes apart: s[i * s_stride + j] =
+// scale * q_i . k_j, q_i at q + i * hd as it is. 8 positions at a time, one accumulator
+// each over the head dim, then the 8 sums at once (hsum8x8): a score's order depends on the
+// head dim alone. (The rotated form of the AVX-512 kernel, 4 heads per key vector, was
+// slower here for prompts and no faster for a decode step: docs/PERFORMANCE.md, stop 36.)
 template <Kv kKind>
-inline void quad_scores8(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
-                         int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
-                         const TileAsk& ask) {
+inline void head_scores8(const float* q, const char* keys, int64_t key_stride, int64_t hd,
+                         int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride) {
   const __m256 vscale = _mm256_set1_ps(scale);
-  for (int64_t j = 0; j < cnt8; j += kPositionBlock) {
-    // half[h][p / 4]: heads 2h, 2h + 1 (low, high half) at positions j + p .. j + p + 3.
-    __m256 half[2][2];
-#pragma GCC unroll 2
-    for (int p4 = 0; p4 < kPositionBlock; p4 += 4) {
-      __m256 pairs[2][2];  // [position pair][heads 01, 23], pair-summed once
-#pragma GCC unroll 2
-      for (int p = 0; p < 4; p += kRotPositions) {
-        __m256 acc[kRotPositions][kQuad];
-#pragma GCC unroll 2
-        for (int u = 0; u < kRotPositions; ++u) {
-#pragma GCC unroll 4
-          for (int r = 0; r < kQuad; ++r) acc[u][r] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* qi = q + i * hd;
+    for (int64_t j = 0; j < cnt8; j += 8) {
+      __m256 acc[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+      const char* kj = keys + j * key_stride;
+      for (int64_t d = 0; d < hd; d += 8) {
+        const __m256 qv = _mm256_loadu_ps(qi + d);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) {
+          acc[r] = _mm256_fmadd_ps(qv, load_kv8<kKind>(kj + r * key_stride, d), acc[r]);
         }
-        const char* k0 = keys + (j + p4 + p) * key_stride;
-#pragma GCC unroll 2
-        for (int u = 0; u < kRotPositions; ++u) ask.rows(j + p4 + p + u);
-        // kStep vectors of each key at a time: 2 for Q8_0, whose 16 values share one scale
-        // (load_kv16), 1 otherwise. The chains add in the same order either way.
-        constexpr int kStep = kKind == Kv::kQ8 ? 2 : 1;
-        for (int64_t c = 0; c < hd / 8; c += kStep) {
-          __m256 kv[kRotPositions][kStep];
-#pragma GCC unroll 2
-          for (int u = 0; u < kRotPositions; ++u)
-            load_kvs<kKind, kStep>(k0 + u * key_stride, 8 * c, kv[u]);
-#pragma GCC unroll 2
-          for (int e = 0; e < kStep; ++e) {
-#pragma GCC unroll 4
-            for (int r = 0; r < kQuad; ++r) {
-              const __m256 q = _mm256_loadu_ps(qr + 8 * (4 * (c + e) + r));
-#pragma GCC unroll 2
-              for (int u = 0; u < kRotPositions; ++u)
-                acc[u][r] = _mm256_fmadd_ps(kv[u][e], q, acc[u][r]);
-            }
-          }
-        }
-        __m256 h01[kRotPositions], h23[kRotPositions];
-#pragma GCC unroll 2
-        for (int u = 0; u < kRotPositions; ++u) {
-          const __m256* x = acc[u];
-          h01[u] = _mm256_add_ps(_mm256_permute2f128_ps(x[0], x[1], 0x20),
-                                 _mm256_permute2f128_ps(x[3], x[0], 0x31));
-          h23[u] = _mm256_add_ps(_mm256_permute2f128_ps(x[2], x[3], 0x20),
-                                 _mm256_permute2f128_ps(x[1], x[2], 0x31));
-        }
-        pairs[p / 2][0] = pair_sums8(h01[0], h01[1]);
-        pairs[p / 2][1] = pair_sums8(h23[0], h23[1]);
       }
-      half[0][p4 / 4] = _mm256_mul_ps(pair_sums8(pairs[0][0], pairs[1][0]), vscale);
-      half[1][p4 / 4] = _mm256_mul_ps(pair_sums8(pairs[0][1], pairs[1][1]), vscale);
+      _mm256_store_ps(s + i * s_stride + j, _mm256_mul_ps(avx2::hsum8x8(acc), vscale));
     }
-    const __m256 rows[kQuad] = {_mm256_permute2f128_ps(half[0][0], half[0][1], 0x20),
-                                _mm256_permute2f128_ps(half[0][0], half[0][1], 0x31),
-                                _mm256_permute2f128_ps(half[1][0], half[1][1], 0x20),
-                                _mm256_permute2f128_ps(half[1][0], half[1][1], 0x31)};
-    for (int64_t i = 0; i < n; ++i) _mm256_store_ps(s + i * s_stride + j, rows[i]);
   }
 }
 
@@ -284,11 +231,13 @@ struct Lanes8 {
   static void load_kv(const char* row, int64_t d, V out[C]) {
     load_kvs<kKind, C>(row, d, out);
   }
+  // Queries as they are, keys staged as floats (attention_walk.h).
+  static constexpr bool kRotatedScores = false;
   template <Kv kKind>
-  static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
+  static void quad_scores(const float* q, const char* keys, int64_t key_stride, int64_t hd,
                           int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
-                          const TileAsk& ask) {
-    quad_scores8<kKind>(qr, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask);
+                          const TileAsk&) {
+    head_scores8<kKind>(q, keys, key_stride, hd, cnt8, scale, n, s, s_stride);
   }
 };
 

@@ -170,6 +170,7 @@ struct Lanes16 {
   using V = __m512;
   static constexpr int64_t kLanes = 16;
   static constexpr int kPvVectors = 4;  // 64 dims x 4 heads: 16 accumulators
+  static constexpr bool kRotatedScores = true;
   static V zero() { return _mm512_setzero_ps(); }
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V load(const float* p) { return _mm512_load_ps(p); }
