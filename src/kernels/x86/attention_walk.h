@@ -1,5 +1,5 @@
 // The single-query attention walk (KernelTable::attention) that the AVX2 and AVX-512 kernels
-// (x86/avx2_attention.cpp, x86/avx512_attention.cpp) share, written once over a lane policy L
+// (x86/avx2_ops.cpp, x86/avx512_attention.cpp) share, written once over a lane policy L
 // (8 or 16 float lanes) that brings the vector operations and the one step that differs in
 // shape between the widths: how a quad's scores are formed (L::quad_scores).
 //

@@ -1,5 +1,5 @@
 // AVX-512 single-query attention (KernelTable::attention) for head dims that are multiples of
-// 16 up to 256; other head dims take the AVX2 table's kernel (x86/avx2_attention.cpp). The
+// 16 up to 256; other head dims take the AVX2 table's kernel (x86/avx2_ops.cpp). The
 // walk (tiles, quads of query heads, online softmax, the weighted sum of values) is
 // attention_walk.h's; this file brings its 16-lane operations and how a quad's scores are
 // formed.
