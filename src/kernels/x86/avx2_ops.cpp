@@ -179,6 +179,7 @@ inline void load_kvs(const char* row, int64_t d, __m256 out[C]) {
 }
 
 constexpr int64_t kMaxHeadDim = 512;  // the walk's; the generic path above it
+
 // The scores of a quad's n (<= 4) heads, each on its own, against positions [0, cnt8) (cnt8 a
 // multiple of 8) of key rows of kind kKind key_stride bytes apart: s[i * s_stride + j] =
 // scale * q_i . k_j, q_i at q + i * hd as it is. 8 positions at a time, one accumulator
