@@ -165,19 +165,6 @@ inline void load_kv16(const char* row, int64_t d, __m256& lo, __m256& hi) {
   }
 }
 
-// Values d .. d + 8C of a cache row as C vectors; two at a time share one Q8_0 scale (d then a
-// multiple of 16).
-template <Kv kKind, int C>
-inline void load_kvs(const char* row, int64_t d, __m256 out[C]) {
-  if constexpr (C % 2 == 0) {
-#pragma GCC unroll 2
-    for (int c = 0; c < C; c += 2) load_kv16<kKind>(row, d + 8 * c, out[c], out[c + 1]);
-  } else {
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) out[c] = load_kv8<kKind>(row, d + 8 * c);
-  }
-}
-
 constexpr int64_t kMaxHeadDim = 512;  // the walk's; the generic path above it
 
 // The scores of a quad's n (<= 4) heads, each on its own, against positions [0, cnt8) (cnt8 a
@@ -228,9 +215,17 @@ struct Lanes8 {
   static V exp(V x) { return exp_ps(x); }
   static float reduce_max(V x) { return hmax(x); }
   static float reduce_add(V x) { return hsum(x); }
+  // Values d .. d + 8C of a cache row as C vectors; two at a time share one Q8_0 scale (d
+  // then a multiple of 16).
   template <Kv kKind, int C>
   static void load_kv(const char* row, int64_t d, V out[C]) {
-    load_kvs<kKind, C>(row, d, out);
+    if constexpr (C % 2 == 0) {
+#pragma GCC unroll 2
+      for (int c = 0; c < C; c += 2) load_kv16<kKind>(row, d + 8 * c, out[c], out[c + 1]);
+    } else {
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) out[c] = load_kv8<kKind>(row, d + 8 * c);
+    }
   }
   // Queries as they are, keys staged as floats (attention_walk.h).
   static constexpr bool kRotatedScores = false;
