@@ -1,7 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <cstring>
-#include <new>
+#include <utility>
 
 #include "core/fp16.h"
 #include "tensor/quantize.h"
@@ -44,13 +44,17 @@ Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_
   c.head_dim_ = head_dim;
   c.layer_bytes_ = row_bytes(type, n_ctx * c.row_elems_);
   const size_t total = c.layer_bytes_ * n_layers;
-  try {
-    c.k_.resize(total);
-    if (with_values) c.v_.resize(total);
-  } catch (const std::bad_alloc&) {
-    return Status::out_of_range("kv: cannot allocate " +
-                                std::to_string((with_values ? 2 : 1) * total >> 20) +
-                                " MiB of KV cache; lower the context with -c");
+  // Anonymous memory in huge pages where the system gives them: zero until written, and only
+  // the positions written are ever touched.
+  for (HugePageBuffer* b : {&c.k_, &c.v_}) {
+    if (b == &c.v_ && !with_values) break;
+    Result<HugePageBuffer> buffer = HugePageBuffer::allocate(total);
+    if (!buffer.is_ok()) {
+      return Status::out_of_range("kv: cannot allocate " +
+                                  std::to_string((with_values ? 2 : 1) * total >> 20) +
+                                  " MiB of KV cache; lower the context with -c");
+    }
+    *b = std::move(buffer).value();
   }
   return c;
 }
@@ -62,17 +66,17 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float*
     const float* kh = k_row + h * head_dim_;
     if (type_ == DType::kQ8_0) {
       quantize_row_q8_0(kh, k_.data() + off, head_dim_);
-      if (!v_.empty()) quantize_row_q8_0(v_row + h * head_dim_, v_.data() + off, head_dim_);
+      if (has_values()) quantize_row_q8_0(v_row + h * head_dim_, v_.data() + off, head_dim_);
       continue;
     }
     if (type_ == DType::kF32) {
       std::memcpy(k_.data() + off, kh, head_dim_ * 4);
-      if (!v_.empty()) std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);
+      if (has_values()) std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);
       continue;
     }
     auto* kd = reinterpret_cast<uint16_t*>(k_.data() + off);
     for (int64_t i = 0; i < head_dim_; ++i) kd[i] = f32_to_fp16(kh[i]);
-    if (v_.empty()) continue;
+    if (!has_values()) continue;
     const float* vh = v_row + h * head_dim_;
     auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
     for (int64_t i = 0; i < head_dim_; ++i) vd[i] = f32_to_fp16(vh[i]);

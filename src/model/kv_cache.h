@@ -7,11 +7,15 @@
 // A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
 // position of the normed latent and the roped shared key part (one "head" of row_elems
 // values); v() is then null. It is F16 or F32 only.
+// The keys and the values each live in a HugePageBuffer (move-only): at depth a decode step
+// streams the cache like the weights, and in 2 MiB pages its TLB misses are 512 times fewer
+// (on the Zen 5 VM of stop 37, attention at depth 16384 took 0.89 of the time it took in 4 KiB
+// pages, against the same run's weight products).
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
+#include "core/huge_page_buffer.h"
 #include "core/status.h"
 #include "tensor/dtype.h"
 
@@ -41,14 +45,14 @@ class KvCache {
   // Start of layer l's keys/values (KV head 0, position 0).
   void* k(int64_t layer) { return k_.data() + layer * layer_bytes_; }
   const void* k(int64_t layer) const { return k_.data() + layer * layer_bytes_; }
-  void* v(int64_t layer) { return v_.empty() ? nullptr : v_.data() + layer * layer_bytes_; }
+  void* v(int64_t layer) { return !has_values() ? nullptr : v_.data() + layer * layer_bytes_; }
   // Start of KV head kv_head's keys/values in layer l (position 0).
   const void* k_head(int64_t layer, int64_t kv_head) const {
     return k_.data() + layer * layer_bytes_ + span_bytes(kv_head * head_stride());
   }
   const void* v_head(int64_t layer, int64_t kv_head) const {
-    return v_.empty() ? nullptr
-                      : v_.data() + layer * layer_bytes_ + span_bytes(kv_head * head_stride());
+    return !has_values() ? nullptr
+                         : v_.data() + layer * layer_bytes_ + span_bytes(kv_head * head_stride());
   }
   // Writes row_elems() floats (every KV head's head_dim values, head after head) for
   // position pos of layer l, converted to type(); v_row is ignored (may be null) in a
@@ -56,13 +60,14 @@ class KvCache {
   void store(int64_t layer, int64_t pos, const float* k_row, const float* v_row);
 
  private:
+  bool has_values() const { return v_.data() != nullptr; }
   static Result<KvCache> create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                      int64_t head_dim, DType type, bool with_values);
 
   int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
   size_t layer_bytes_ = 0;
   DType type_ = DType::kF16;
-  std::vector<uint8_t> k_, v_;
+  HugePageBuffer k_, v_;
 };
 
 }  // namespace cohort::model
