@@ -90,8 +90,10 @@ enum class RopeStyle {
 // h / (n_heads / n_kv_heads).
 struct AttentionArgs {
   const float* q = nullptr;  // [n_heads][head_dim]
-  const void* k = nullptr;   // element (t, kv_head, d) at index t*kv_stride + kv_head*head_dim + d
-  const void* v = nullptr;   // same indexing as k
+  // Element (t, kv_head, d) at index t*kv_stride + kv_head*head_dim + d (keys: unless
+  // keys_blocked, below).
+  const void* k = nullptr;
+  const void* v = nullptr;  // same indexing as k
   // kF32, kF16 or kQ8_0. For kQ8_0 element index i is value i % 32 of block i / 32 (a
   // block: f16 scale, 32 int8), so head_dim and kv_stride are multiples of 32.
   DType kv_type = DType::kF16;
@@ -107,7 +109,29 @@ struct AttentionArgs {
   int64_t kv_stride = 0;  // elements between consecutive positions
   float scale = 1.0f;     // applied to q.k, usually 1/sqrt(head_dim)
   float* out = nullptr;   // [n_heads][head_dim]
+  // Blocked keys (kF16 and kF32 only, head_dim a multiple of 16): where keys_blocked, key
+  // element (t, kv_head, d) is at index kv_head * k_head_stride + (t / kKeyBlock) * kKeyBlock *
+  // head_dim + d * kKeyBlock + t % kKeyBlock, and k_head_stride is a multiple of kKeyBlock *
+  // head_dim. A block holds its positions side by side for each dim, so that vector lanes hold
+  // positions and a score is one chain of multiply-adds with no sum across lanes. The values
+  // keep the layout above. The slots of a last block's positions at or past n_kv are read and
+  // their scores discarded.
+  bool keys_blocked = false;
+  int64_t k_head_stride = 0;
 };
+
+// Positions in one block of blocked keys (AttentionArgs::keys_blocked).
+constexpr int64_t kKeyBlock = 16;
+// The largest head dim whose blocked keys the SIMD kernels read in their tiled walk; past it
+// they take a path that reads a value at a time.
+constexpr int64_t kKeyBlockMaxHeadDim = 256;
+
+// Index of key element (t, kv_head, d) in AttentionArgs::k, in either layout.
+inline int64_t key_index(const AttentionArgs& a, int64_t t, int64_t kv_head, int64_t d) {
+  if (!a.keys_blocked) return t * a.kv_stride + kv_head * a.head_dim + d;
+  return kv_head * a.k_head_stride + (t / kKeyBlock) * kKeyBlock * a.head_dim + d * kKeyBlock +
+         t % kKeyBlock;
+}
 
 struct KernelTable {
   const char* isa = "ref";

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/fp16.h"
+#include "kernels/kernels.h"
 #include "tensor/quantize.h"
 
 namespace cohort::model {
@@ -42,7 +43,12 @@ Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_
   c.n_ctx_ = n_ctx;
   c.row_elems_ = n_kv_heads * head_dim;
   c.head_dim_ = head_dim;
-  c.layer_bytes_ = row_bytes(type, n_ctx * c.row_elems_);
+  c.keys_blocked_ = with_values && type != DType::kQ8_0 && head_dim % kernels::kKeyBlock == 0 &&
+                    head_dim <= kernels::kKeyBlockMaxHeadDim;
+  c.ctx_slots_ = c.keys_blocked_
+                     ? (n_ctx + kernels::kKeyBlock - 1) / kernels::kKeyBlock * kernels::kKeyBlock
+                     : n_ctx;
+  c.layer_bytes_ = row_bytes(type, c.ctx_slots_ * c.row_elems_);
   const size_t total = c.layer_bytes_ * n_layers;
   // Anonymous memory in huge pages where the system gives them: zero until written, and only
   // the positions written are ever touched.
@@ -67,6 +73,24 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float*
     if (type_ == DType::kQ8_0) {
       quantize_row_q8_0(kh, k_.data() + off, head_dim_);
       if (has_values()) quantize_row_q8_0(v_row + h * head_dim_, v_.data() + off, head_dim_);
+      continue;
+    }
+    if (keys_blocked_) {
+      // Key (pos, d) at block pos / 16, dim d, lane pos % 16 (kernels.h key_index).
+      const size_t head_off = layer * layer_bytes_ + span_bytes(h * head_stride());
+      const int64_t first =
+          pos / kernels::kKeyBlock * kernels::kKeyBlock * head_dim_ + pos % kernels::kKeyBlock;
+      if (type_ == DType::kF32) {
+        auto* kd = reinterpret_cast<float*>(k_.data() + head_off) + first;
+        for (int64_t d = 0; d < head_dim_; ++d) kd[d * kernels::kKeyBlock] = kh[d];
+        std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);
+      } else {
+        auto* kd = reinterpret_cast<uint16_t*>(k_.data() + head_off) + first;
+        for (int64_t d = 0; d < head_dim_; ++d) kd[d * kernels::kKeyBlock] = f32_to_fp16(kh[d]);
+        const float* vh = v_row + h * head_dim_;
+        auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
+        for (int64_t i = 0; i < head_dim_; ++i) vd[i] = f32_to_fp16(vh[i]);
+      }
       continue;
     }
     if (type_ == DType::kF32) {

@@ -7,6 +7,11 @@
 // A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
 // position of the normed latent and the roped shared key part (one "head" of row_elems
 // values); v() is then null. It is F16 or F32 only.
+// Blocked keys: in an F16 or F32 cache whose head_dim is a multiple of 16 (kernels::kKeyBlock)
+// and at most kernels::kKeyBlockMaxHeadDim, each KV head's keys are blocks of 16 positions
+// laid out dim by dim (kernels.h AttentionArgs::keys_blocked), so that the attention kernels
+// score 16 positions per vector without sums across lanes; n_ctx is then rounded up to whole
+// blocks. The values, Q8_0 caches and latent caches keep positions as rows.
 // The keys and the values each live in a HugePageBuffer (move-only): at depth a decode step
 // streams the cache like the weights, and in 2 MiB pages its TLB misses are 512 times fewer
 // (on the Zen 5 VM of stop 37, attention at depth 16384 took 0.89 of the time it took in 4 KiB
@@ -35,8 +40,9 @@ class KvCache {
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
   int64_t head_dim() const { return head_dim_; }
   // Elements from one KV head's block to the next; positions within one are head_dim()
-  // elements apart.
-  int64_t head_stride() const { return n_ctx_ * head_dim_; }
+  // elements apart (keys: unless keys_blocked()).
+  int64_t head_stride() const { return ctx_slots_ * head_dim_; }
+  bool keys_blocked() const { return keys_blocked_; }
   DType type() const { return type_; }
   size_t bytes() const { return k_.size() + v_.size(); }
   // Bytes of n consecutive elements of one KV head (n a multiple of the type's block size).
@@ -65,6 +71,8 @@ class KvCache {
                                      int64_t head_dim, DType type, bool with_values);
 
   int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
+  int64_t ctx_slots_ = 0;  // n_ctx rounded up to whole key blocks where keys are blocked
+  bool keys_blocked_ = false;
   size_t layer_bytes_ = 0;
   DType type_ = DType::kF16;
   HugePageBuffer k_, v_;

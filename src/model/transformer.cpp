@@ -227,6 +227,8 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
     a.n_kv_heads = 1;
     a.head_dim = hd;
     a.kv_stride = kv.head_dim();  // one KV head's positions are contiguous
+    a.keys_blocked = kv.keys_blocked();
+    a.k_head_stride = kv.head_stride();
     a.scale = attention_scale(hp_);
     if (len == 1) {
       a.q = &q_[t0 * n_q_ + h * hd];

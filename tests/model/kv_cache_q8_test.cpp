@@ -30,9 +30,12 @@ TEST(KvCacheQ8, StoredRowsDecodeWithinHalfAStepAndTakeTheirBytes) {
   ASSERT_TRUE(kv.is_ok()) << kv.status().message();
   // Keys and values of every position and layer: hd / 32 blocks of 34 bytes per KV head.
   EXPECT_EQ(kv->bytes(), static_cast<size_t>(2 * n_layers * n_ctx * n_kv_heads * (hd / 32) * 34));
-  auto f16 = model::KvCache::create(n_layers, n_ctx, n_kv_heads, hd, DType::kF16);
-  ASSERT_TRUE(f16.is_ok());
-  EXPECT_EQ(kv->bytes() * 64, f16->bytes() * 34);
+  // 34 bytes for F16's 64, at a context of whole key blocks (an F16 cache rounds its context
+  // up to them: kv_cache.h).
+  auto q8_16 = model::KvCache::create(n_layers, 16, n_kv_heads, hd, DType::kQ8_0);
+  auto f16 = model::KvCache::create(n_layers, 16, n_kv_heads, hd, DType::kF16);
+  ASSERT_TRUE(q8_16.is_ok() && f16.is_ok());
+  EXPECT_EQ(q8_16->bytes() * 64, f16->bytes() * 34);
 
   Rng rng(3);
   std::vector<float> k(static_cast<size_t>(n_kv_heads * hd)), v(k.size());

@@ -73,16 +73,16 @@ void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
   for (int64_t h = head_begin; h < head_end; ++h) {
     const float* q = a.q + h * hd;
     float* out = a.out + h * hd;
-    const int64_t kv_off = (h / group) * hd;
+    const int64_t kvh = h / group;
+    const int64_t kv_off = kvh * hd;
     for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
     const int64_t n_kv = a.n_kv_of_head ? a.n_kv_of_head[h] : a.n_kv;
     if (n_kv <= 0) continue;
 
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t t = 0; t < n_kv; ++t) {
-      const int64_t row = t * a.kv_stride + kv_off;
       float dot = 0.0f;
-      for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_at(a.k, a.kv_type, row + d);
+      for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_at(a.k, a.kv_type, key_index(a, t, kvh, d));
       scratch[t] = a.scale * dot;
       mx = scratch[t] > mx ? scratch[t] : mx;
     }

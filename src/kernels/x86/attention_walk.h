@@ -18,6 +18,11 @@
 //   - out += sum_t p_t v_t for up to 4 heads, each V vector converted once for the quad.
 // At the end out is divided by l.
 //
+// Blocked keys (kernels.h AttentionArgs::keys_blocked, F16/F32 caches of the model): every
+// quad reads the tile's key blocks in place (L::block_scores: lanes hold positions, one FMA
+// chain a score over the head dim, no sums across lanes), the queries as they are; with
+// several quads (a prompt's rows) F16 blocks are converted to floats once per tile first.
+//
 // Exactness: L::quad_scores adds a (head, position) score's products in an order fixed by
 // the head dim alone, whatever the other heads of its quad, its slot there and whether the
 // keys are read in place or staged; so a head with a limit (AttentionArgs::n_kv_of_head) gets
@@ -55,15 +60,17 @@ constexpr int64_t kQuad = 4;               // query heads whose scores share the
 constexpr int64_t kPositionBlock = 8;      // positions whose scores finish together
 
 // What to ask for while reading key row j of a tile in place (none where v is null): value
-// row j of the tile, and key row j of the next tile where j < next_cnt (ask_for_rows).
+// row j of the tile, and key row j of the next tile where j < next_cnt (ask_for_rows). Rows
+// of values are v_stride_b bytes apart, of keys k_stride_b (row_b: blocked keys, whose tile is
+// one run of bytes), and the next tile's keys next_b bytes after this one's.
 struct TileAsk {
   const char* v = nullptr;
   const char* k = nullptr;
-  int64_t stride_b = 0, row_b = 0, next_b = 0, next_cnt = 0;
+  int64_t v_stride_b = 0, k_stride_b = 0, row_b = 0, next_b = 0, next_cnt = 0;
   void rows(int64_t j) const {
     if (v == nullptr) return;
-    const char* krow = k + j * stride_b;
-    ask_for_rows(v + j * stride_b, j < next_cnt ? krow + next_b : nullptr, row_b);
+    const char* krow = k + j * k_stride_b;
+    ask_for_rows(v + j * v_stride_b, j < next_cnt ? krow + next_b : nullptr, row_b);
   }
 };
 
@@ -202,6 +209,26 @@ inline void stage_row(const char* krow, int64_t hd, float* dst) {
   }
 }
 
+// L::block_scores for a quad of n <= 4 heads (the head count a template argument).
+template <class L, Kv kKind>
+void quad_block_scores(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                       int64_t n, float* s, int64_t s_stride, const TileAsk& ask) {
+  switch (n) {
+    case 4:
+      L::template block_scores<kKind, 4>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+      break;
+    case 3:
+      L::template block_scores<kKind, 3>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+      break;
+    case 2:
+      L::template block_scores<kKind, 2>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+      break;
+    default:
+      L::template block_scores<kKind, 1>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+      break;
+  }
+}
+
 // A quad: heads [h, h + n) of one KV head, n <= 4, their queries laid out for
 // L::quad_scores at q.
 struct Quad {
@@ -212,7 +239,7 @@ struct Quad {
 // Heads [hb, he), he - hb <= kWalkMaxHeads; hd a multiple of kLanes (of 32 for kQ8), at
 // most kWalkKBufFloats / kLanes (a tile of one vector of positions). qr_store and
 // quad_store: per-thread storage for the call's quads.
-template <class L, Kv kKind>
+template <class L, Kv kKind, bool kBlocked>
 void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<float>& qr_store,
                   GrowArray<Quad>& quad_store) {
   using V = typename L::V;
@@ -220,7 +247,9 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const int64_t hd = a.head_dim;
   const int64_t group = a.n_heads / a.n_kv_heads;
-  const int64_t tile = std::min(kWalkMaxTile, kWalkKBufFloats / hd) / w * w;
+  // A tile is whole vectors of positions, and whole blocks of blocked keys.
+  const int64_t tile_unit = kBlocked ? kKeyBlock : w;
+  const int64_t tile = std::min(kWalkMaxTile, kWalkKBufFloats / hd) / tile_unit * tile_unit;
   const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
   const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
   alignas(64) float kbuf[kWalkKBufFloats];
@@ -245,7 +274,7 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       qd.h = h;
       qd.n = std::min(kQuad, gh1 - h);
       float* dst = qr + n_quads * kQuad * hd;
-      if constexpr (L::kRotatedScores) {
+      if constexpr (L::kRotatedScores && !kBlocked) {
         rotate_quad_queries<L>(a.q, h, qd.n, hd, dst);
       } else {
         std::copy_n(a.q + h * hd, qd.n * hd, dst);
@@ -264,8 +293,10 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       const int64_t gh0 = quads[qi].h;
       const int64_t kvh = gh0 / group;
       const int64_t row0_b = kv_bytes<kKind>(t0 * a.kv_stride + kvh * hd);
-      const char* k_tile = static_cast<const char*>(a.k) + row0_b;
       const char* v_tile = static_cast<const char*>(a.v) + row0_b;
+      // Blocked keys: the tile's blocks are one run (t0 is a multiple of the block).
+      const char* k_tile = static_cast<const char*>(a.k) +
+                           (kBlocked ? kv_bytes<kKind>(kvh * a.k_head_stride + t0 * hd) : row0_b);
 
       int64_t qe = qi;
       while (qe < n_quads && quads[qe].h / group == kvh) ++qe;
@@ -273,10 +304,16 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       // block of 8 at a time and asking for the rows ahead as it goes, but for a last part
       // block, which is staged with the zeros after it; otherwise the keys are staged as
       // floats.
-      const bool in_place = L::kRotatedScores && qe - qi == 1;
-      const int64_t staged_from = in_place ? cnt / kPositionBlock * kPositionBlock : 0;
+      // Blocked keys are always read in place (staged_from = cnt: nothing staged).
+      const bool in_place = kBlocked || (L::kRotatedScores && qe - qi == 1);
+      const int64_t staged_from =
+          kBlocked ? cnt : (in_place ? cnt / kPositionBlock * kPositionBlock : 0);
       TileAsk ask;
-      if (in_place) ask = {v_tile, k_tile, stride_b, row_b, tile * stride_b, next_cnt};
+      if (kBlocked) {
+        ask = {v_tile, k_tile, stride_b, row_b, row_b, tile * row_b, next_cnt};
+      } else if (in_place) {
+        ask = {v_tile, k_tile, stride_b, stride_b, row_b, tile * stride_b, next_cnt};
+      }
 
       // Stage K (from staged_from) as floats; meanwhile ask for those rows' V and next K.
       for (int64_t j = staged_from; j < cnt; ++j) {
@@ -292,7 +329,20 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
         }
       }
       // Rows up to the block of 8 are scored too (and masked below): zeros, not stale data.
-      std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
+      if constexpr (!kBlocked) {
+        std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
+      }
+      // Blocked F16 keys that several quads read (a prompt's rows) are converted once, to
+      // floats in the same layout: the same values in the same order, so the same bits.
+      const bool blocks_staged = kBlocked && kKind == Kv::kF16 && qe - qi > 1;
+      if (blocks_staged) {
+        const int64_t n = (cnt + kKeyBlock - 1) / kKeyBlock * kKeyBlock * hd;
+        for (int64_t i = 0; i < n; i += w) {
+          V x[1];
+          L::template load_kv<kKind, 1>(k_tile, i, x);
+          L::store(kbuf + i, x[0]);
+        }
+      }
 
       // The quads of this KV head: scores, then each head's softmax update. qcnt[k - qi]:
       // the positions of the tile that quad k's heads reach (0: none, nothing to add).
@@ -310,13 +360,24 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
         if (reach == 0) continue;  // every head of the quad is past its positions
         // Positions [0, staged_from) in place (rotated scores only; else staged_from is 0),
         // the rest from the staged rows.
-        if constexpr (L::kRotatedScores) {
-          L::template quad_scores<kKind>(qd.q, k_tile, stride_b, hd, staged_from, a.scale, qd.n, sq,
-                                         tile, ask);
+        if constexpr (kBlocked) {
+          // The first quad of the KV head asks for the rows ahead.
+          const TileAsk& quad_ask = k == qi ? ask : TileAsk{};
+          if (blocks_staged) {
+            quad_block_scores<L, Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd, cnt,
+                                           a.scale, qd.n, sq, tile, quad_ask);
+          } else {
+            quad_block_scores<L, kKind>(qd.q, k_tile, hd, cnt, a.scale, qd.n, sq, tile, quad_ask);
+          }
+        } else {
+          if constexpr (L::kRotatedScores) {
+            L::template quad_scores<kKind>(qd.q, k_tile, stride_b, hd, staged_from, a.scale, qd.n,
+                                           sq, tile, ask);
+          }
+          L::template quad_scores<Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd * 4, hd,
+                                            cnt8 - staged_from, a.scale, qd.n, sq + staged_from,
+                                            tile, TileAsk{});
         }
-        L::template quad_scores<Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd * 4, hd,
-                                          cnt8 - staged_from, a.scale, qd.n, sq + staged_from, tile,
-                                          TileAsk{});
         for (int64_t i = 0; i < qd.n; ++i) {
           const int64_t h = qd.h + i;
           float* sh = sq + i * tile;
@@ -359,7 +420,14 @@ void walk_attention(const AttentionArgs& a, int64_t head_begin, int64_t head_end
   thread_local GrowArray<float> qr_store;
   thread_local GrowArray<Quad> quad_store;
   for (int64_t hb = head_begin; hb < head_end; hb += kWalkMaxHeads) {
-    attend_heads<L, kKind>(a, hb, std::min(head_end, hb + kWalkMaxHeads), qr_store, quad_store);
+    const int64_t he = std::min(head_end, hb + kWalkMaxHeads);
+    if constexpr (kKind != Kv::kQ8) {  // Q8_0 keys are never blocked (kernels.h)
+      if (a.keys_blocked) {
+        attend_heads<L, kKind, true>(a, hb, he, qr_store, quad_store);
+        continue;
+      }
+    }
+    attend_heads<L, kKind, false>(a, hb, he, qr_store, quad_store);
   }
 }
 

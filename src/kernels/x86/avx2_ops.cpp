@@ -196,6 +196,42 @@ inline void head_scores8(const float* q, const char* keys, int64_t key_stride, i
   }
 }
 
+// Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
+// are, hd floats apart) against positions [0, cnt) of a tile whose blocks of 16 start at kblk,
+// a block (two vectors of positions) at a time: s[i * s_stride + p] = scale * q_i . k_p for p
+// up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1; asks for the rows
+// ahead, one position a dim.
+template <Kv kKind, int NQ>
+inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                          float* s, int64_t s_stride, const TileAsk& ask) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  const int64_t block_b = kv_bytes<kKind>(16 * hd);
+  for (int64_t j0 = 0; j0 < cnt; j0 += 16) {
+    const char* blk = kblk + (j0 / 16) * block_b;
+    const int64_t n_ask = std::min<int64_t>(16, cnt - j0);
+    __m256 acc[NQ][2];
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < hd; ++d) {
+      if (d < n_ask) ask.rows(j0 + d);
+      const __m256 k0 = load_kv8<kKind>(blk, 16 * d);
+      const __m256 k1 = load_kv8<kKind>(blk, 16 * d + 8);
+#pragma GCC unroll 4
+      for (int i = 0; i < NQ; ++i) {
+        const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
+        acc[i][0] = _mm256_fmadd_ps(qb, k0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(qb, k1, acc[i][1]);
+      }
+    }
+    for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+      _mm256_store_ps(s + i * s_stride + j0, _mm256_mul_ps(acc[i][0], vscale));
+      _mm256_store_ps(s + i * s_stride + j0 + 8, _mm256_mul_ps(acc[i][1], vscale));
+    }
+  }
+}
+
 // The 8-lane policy of attention_walk.h.
 struct Lanes8 {
   using V = __m256;
@@ -235,6 +271,11 @@ struct Lanes8 {
                           const TileAsk&) {
     head_scores8<kKind>(q, keys, key_stride, hd, cnt8, scale, n, s, s_stride);
   }
+  template <Kv kKind, int NQ>
+  static void block_scores(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                           float* s, int64_t s_stride, const TileAsk& ask) {
+    block_scores8<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+  }
 };
 
 // One value of a float or half cache row (the generic path's tails; a Q8_0 row has none).
@@ -257,12 +298,21 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   const int64_t hd = a.head_dim;
   const int64_t n_kv = a.n_kv_of_head ? a.n_kv_of_head[h] : a.n_kv;
   const int64_t hd8 = hd / 8 * 8;
-  const int64_t kv_off = (h / (a.n_heads / a.n_kv_heads)) * hd;
+  const int64_t kvh = h / (a.n_heads / a.n_kv_heads);
+  const int64_t kv_off = kvh * hd;
   const float* q = a.q + h * hd;
   float* out = a.out + h * hd;
   const auto* k = static_cast<const char*>(a.k);
   const auto* v = static_cast<const char*>(a.v);
   for (int64_t t = 0; t < n_kv; ++t) {
+    if constexpr (kKind != Kv::kQ8) {
+      if (a.keys_blocked) {  // one value at a time: this path is for unusual head dims
+        float dot = 0.0f;
+        for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_scalar<kKind>(k, key_index(a, t, kvh, d));
+        scratch[t] = dot * a.scale;
+        continue;
+      }
+    }
     const char* row = k + kv_bytes<kKind>(t * a.kv_stride + kv_off);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t d = 0; d < hd8; d += 8) {

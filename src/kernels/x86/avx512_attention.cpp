@@ -165,6 +165,63 @@ inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride,
   }
 }
 
+// Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
+// are, hd floats apart) against the NB blocks of 16 positions from position j0 of a tile whose
+// blocks start at kblk: s[i * s_stride + j0 + p] = scale * q_i . k_p. Lanes hold positions, so a
+// score is one FMA chain over d = 0 .. hd - 1, the same bits whatever the heads beside it. Asks
+// for the rows ahead of positions j0 .. j0 + 16 NB (below cnt), one a dim.
+template <Kv kKind, int NQ, int NB>
+inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t j0, int64_t cnt,
+                         __m512 vscale, float* s, int64_t s_stride, const TileAsk& ask) {
+  __m512 acc[NQ][NB];
+#pragma GCC unroll 4
+  for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
+  }
+  const char* b0 = kblk + kv_bytes<kKind>(j0 * hd);
+  const int64_t block_b = kv_bytes<kKind>(16 * hd);
+  const int64_t n_ask = std::min<int64_t>(16 * NB, cnt - j0);
+  for (int64_t d = 0; d < hd; ++d) {
+    if (d < n_ask) ask.rows(j0 + d);
+    __m512 k[NB];
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) k[b] = load16<kKind>(b0 + b * block_b, 16 * d);
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+      const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
+    }
+  }
+  for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
+#pragma GCC unroll 4
+  for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      _mm512_store_ps(s + i * s_stride + j0 + 16 * b, _mm512_mul_ps(acc[i][b], vscale));
+    }
+  }
+}
+
+// block_pass16 over positions [0, cnt) of a tile, rounded up to whole blocks: 4 blocks a pass,
+// then 2, then 1.
+template <Kv kKind, int NQ>
+inline void block_scores16(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                           float* s, int64_t s_stride, const TileAsk& ask) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  const int64_t n_blocks = (cnt + 15) / 16;
+  int64_t b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {
+    block_pass16<kKind, NQ, 4>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
+  }
+  if (b + 2 <= n_blocks) {
+    block_pass16<kKind, NQ, 2>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
+    b += 2;
+  }
+  if (b < n_blocks) block_pass16<kKind, NQ, 1>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
+}
+
 // The 16-lane policy of attention_walk.h.
 struct Lanes16 {
   using V = __m512;
@@ -195,6 +252,11 @@ struct Lanes16 {
                           int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
                           const TileAsk& ask) {
     quad_scores16<kKind>(qr, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask);
+  }
+  template <Kv kKind, int NQ>
+  static void block_scores(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                           float* s, int64_t s_stride, const TileAsk& ask) {
+    block_scores16<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
   }
 };
 
