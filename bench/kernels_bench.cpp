@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "core/huge_page_buffer.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
 #include "tensor/quantize.h"
@@ -74,10 +75,11 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
 }
 
-// The same step as the model lays its cache out and calls the kernel (model/transformer.cpp):
-// each KV head's positions contiguous (kv_stride = head_dim), one call per KV head with its
-// 4 query heads, over `layers` layers' caches in turn, so that from 4096 positions on the
-// cache comes from memory, not L3.
+// The same step as the model lays its cache out and calls the kernel (model/transformer.cpp,
+// kv_cache.h): each KV head's positions contiguous (kv_stride = head_dim), F16 keys blocked
+// (AttentionArgs::keys_blocked), the cache in huge pages, one call per KV head with its 4
+// query heads, over `layers` layers' caches in turn, so that from 4096 positions on the cache
+// comes from memory, not L3.
 void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
   const int64_t n_kv = state.range(0), layers = state.range(1), group = 4, n_kv_heads = 8;
   const int64_t hd = 64, head_elems = n_kv * hd;
@@ -86,14 +88,34 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   for (float& x : q) x = rng.normal();
   std::vector<float> one(head_elems);
   const size_t head_bytes = row_bytes(type, head_elems);
-  std::vector<uint8_t> k(head_bytes * n_kv_heads * layers), v(k.size());
+  const bool blocked = type == DType::kF16 && n_kv % kernels::kKeyBlock == 0;
+  Result<HugePageBuffer> kb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
+  Result<HugePageBuffer> vb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
+  if (!kb.is_ok() || !vb.is_ok()) {
+    state.SkipWithError("no memory for the cache");
+    return;
+  }
+  uint8_t* k = kb->data();
+  uint8_t* v = vb->data();
+  std::vector<float> blocks(one.size());
   for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
     for (float& x : one) x = rng.normal();
-    quantize_row(type, one.data(), k.data() + h * head_bytes, head_elems);
+    if (blocked) {  // key (t, d) at block t / kKeyBlock, dim d, lane t % kKeyBlock
+      constexpr int64_t kBlk = kernels::kKeyBlock;
+      for (int64_t t = 0; t < n_kv; ++t) {
+        for (int64_t d = 0; d < hd; ++d) {
+          blocks[static_cast<size_t>(t / kBlk * kBlk * hd + d * kBlk + t % kBlk)] =
+              one[static_cast<size_t>(t * hd + d)];
+        }
+      }
+    }
+    quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
     for (float& x : one) x = rng.normal();
-    quantize_row(type, one.data(), v.data() + h * head_bytes, head_elems);
+    quantize_row(type, one.data(), v + h * head_bytes, head_elems);
   }
   kernels::AttentionArgs a;
+  a.keys_blocked = blocked;
+  a.k_head_stride = head_elems;
   a.kv_type = type;
   a.n_kv = n_kv;
   a.n_heads = group;
@@ -103,15 +125,15 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   a.scale = 0.125f;
   for (auto _ : state) {
     for (int64_t h = 0; h < n_kv_heads * layers; ++h) {
-      a.k = k.data() + h * head_bytes;
-      a.v = v.data() + h * head_bytes;
+      a.k = k + h * head_bytes;
+      a.v = v + h * head_bytes;
       a.q = q.data() + (h % n_kv_heads) * group * hd;
       a.out = out.data() + (h % n_kv_heads) * group * hd;
       kt->attention(a, 0, group, scratch.data());
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * kb->size()));
 }
 
 // How bm_gemm multiplies: the type's gemm, a vec_dot per (row, token) as matmul did before

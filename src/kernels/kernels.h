@@ -121,7 +121,7 @@ struct AttentionArgs {
 };
 
 // Positions in one block of blocked keys (AttentionArgs::keys_blocked).
-constexpr int64_t kKeyBlock = 16;
+constexpr int64_t kKeyBlock = 64;
 // The largest head dim whose blocked keys the SIMD kernels read in their tiled walk; past it
 // they take a path that reads a value at a time.
 constexpr int64_t kKeyBlockMaxHeadDim = 256;

@@ -76,7 +76,7 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float*
       continue;
     }
     if (keys_blocked_) {
-      // Key (pos, d) at block pos / 16, dim d, lane pos % 16 (kernels.h key_index).
+      // Key (pos, d) at block pos / kKeyBlock, dim d, lane pos % kKeyBlock (kernels.h key_index).
       const size_t head_off = layer * layer_bytes_ + span_bytes(h * head_stride());
       const int64_t first =
           pos / kernels::kKeyBlock * kernels::kKeyBlock * head_dim_ + pos % kernels::kKeyBlock;

@@ -13,6 +13,7 @@
 #include "core/fp16.h"
 #include "core/rng.h"
 #include "format/gguf.h"
+#include "kernels/kernels.h"
 #include "model/kv_cache.h"
 #include "model/synth.h"
 #include "model/transformer.h"
@@ -32,10 +33,11 @@ TEST(KvCacheQ8, StoredRowsDecodeWithinHalfAStepAndTakeTheirBytes) {
   EXPECT_EQ(kv->bytes(), static_cast<size_t>(2 * n_layers * n_ctx * n_kv_heads * (hd / 32) * 34));
   // 34 bytes for F16's 64, at a context of whole key blocks (an F16 cache rounds its context
   // up to them: kv_cache.h).
-  auto q8_16 = model::KvCache::create(n_layers, 16, n_kv_heads, hd, DType::kQ8_0);
-  auto f16 = model::KvCache::create(n_layers, 16, n_kv_heads, hd, DType::kF16);
-  ASSERT_TRUE(q8_16.is_ok() && f16.is_ok());
-  EXPECT_EQ(q8_16->bytes() * 64, f16->bytes() * 34);
+  const int64_t whole = kernels::kKeyBlock;
+  auto q8_whole = model::KvCache::create(n_layers, whole, n_kv_heads, hd, DType::kQ8_0);
+  auto f16 = model::KvCache::create(n_layers, whole, n_kv_heads, hd, DType::kF16);
+  ASSERT_TRUE(q8_whole.is_ok() && f16.is_ok());
+  EXPECT_EQ(q8_whole->bytes() * 64, f16->bytes() * 34);
 
   Rng rng(3);
   std::vector<float> k(static_cast<size_t>(n_kv_heads * hd)), v(k.size());

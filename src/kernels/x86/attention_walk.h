@@ -247,9 +247,9 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const int64_t hd = a.head_dim;
   const int64_t group = a.n_heads / a.n_kv_heads;
-  // A tile is whole vectors of positions, and whole blocks of blocked keys.
-  const int64_t tile_unit = kBlocked ? kKeyBlock : w;
-  const int64_t tile = std::min(kWalkMaxTile, kWalkKBufFloats / hd) / tile_unit * tile_unit;
+  // A tile is whole vectors of positions; with blocked keys, one block.
+  static_assert(kKeyBlock == kWalkMaxTile);
+  const int64_t tile = kBlocked ? kKeyBlock : std::min(kWalkMaxTile, kWalkKBufFloats / hd) / w * w;
   const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
   const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
   alignas(64) float kbuf[kWalkKBufFloats];
@@ -334,10 +334,11 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       }
       // Blocked F16 keys that several quads read (a prompt's rows) are converted once, to
       // floats in the same layout: the same values in the same order, so the same bits.
-      const bool blocks_staged = kBlocked && kKind == Kv::kF16 && qe - qi > 1;
+      // (Head dims up to kWalkKBufFloats / kKeyBlock: a block fits kbuf.)
+      const bool blocks_staged =
+          kBlocked && kKind == Kv::kF16 && qe - qi > 1 && kKeyBlock * hd <= kWalkKBufFloats;
       if (blocks_staged) {
-        const int64_t n = (cnt + kKeyBlock - 1) / kKeyBlock * kKeyBlock * hd;
-        for (int64_t i = 0; i < n; i += w) {
+        for (int64_t i = 0; i < kKeyBlock * hd; i += w) {
           V x[1];
           L::template load_kv<kKind, 1>(k_tile, i, x);
           L::store(kbuf + i, x[0]);

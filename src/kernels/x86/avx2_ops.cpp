@@ -197,25 +197,23 @@ inline void head_scores8(const float* q, const char* keys, int64_t key_stride, i
 }
 
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
-// are, hd floats apart) against positions [0, cnt) of a tile whose blocks of 16 start at kblk,
-// a block (two vectors of positions) at a time: s[i * s_stride + p] = scale * q_i . k_p for p
+// are, hd floats apart) against positions [0, cnt) of the key block at kblk (a tile, cnt <=
+// kKeyBlock), 16 positions (two vectors) a pass: s[i * s_stride + p] = scale * q_i . k_p for p
 // up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1; asks for the rows
 // ahead, one position a dim.
 template <Kv kKind, int NQ>
 inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                           float* s, int64_t s_stride, const TileAsk& ask) {
   const __m256 vscale = _mm256_set1_ps(scale);
-  const int64_t block_b = kv_bytes<kKind>(16 * hd);
   for (int64_t j0 = 0; j0 < cnt; j0 += 16) {
-    const char* blk = kblk + (j0 / 16) * block_b;
     const int64_t n_ask = std::min<int64_t>(16, cnt - j0);
     __m256 acc[NQ][2];
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
     for (int64_t d = 0; d < hd; ++d) {
       if (d < n_ask) ask.rows(j0 + d);
-      const __m256 k0 = load_kv8<kKind>(blk, 16 * d);
-      const __m256 k1 = load_kv8<kKind>(blk, 16 * d + 8);
+      const __m256 k0 = load_kv8<kKind>(kblk, kKeyBlock * d + j0);
+      const __m256 k1 = load_kv8<kKind>(kblk, kKeyBlock * d + j0 + 8);
 #pragma GCC unroll 4
       for (int i = 0; i < NQ; ++i) {
         const __m256 qb = _mm256_set1_ps(q[i * hd + d]);

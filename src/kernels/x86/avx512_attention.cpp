@@ -166,27 +166,25 @@ inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride,
 }
 
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
-// are, hd floats apart) against the NB blocks of 16 positions from position j0 of a tile whose
-// blocks start at kblk: s[i * s_stride + j0 + p] = scale * q_i . k_p. Lanes hold positions, so a
-// score is one FMA chain over d = 0 .. hd - 1, the same bits whatever the heads beside it. Asks
-// for the rows ahead of positions j0 .. j0 + 16 NB (below cnt), one a dim.
+// are, hd floats apart) against the first 16 NB positions of the key block at kblk (a tile):
+// s[i * s_stride + p] = scale * q_i . k_p. Lanes hold positions, so a score is one FMA chain
+// over d = 0 .. hd - 1, the same bits whatever the heads beside it; the block is read in
+// address order, a dim's row of positions after another. Asks for the rows ahead of
+// positions [0, cnt), one a dim.
 template <Kv kKind, int NQ, int NB>
-inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t j0, int64_t cnt,
-                         __m512 vscale, float* s, int64_t s_stride, const TileAsk& ask) {
+inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t cnt, __m512 vscale,
+                         float* s, int64_t s_stride, const TileAsk& ask) {
   __m512 acc[NQ][NB];
 #pragma GCC unroll 4
   for (int i = 0; i < NQ; ++i) {
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
   }
-  const char* b0 = kblk + kv_bytes<kKind>(j0 * hd);
-  const int64_t block_b = kv_bytes<kKind>(16 * hd);
-  const int64_t n_ask = std::min<int64_t>(16 * NB, cnt - j0);
   for (int64_t d = 0; d < hd; ++d) {
-    if (d < n_ask) ask.rows(j0 + d);
+    if (d < cnt) ask.rows(d);
     __m512 k[NB];
 #pragma GCC unroll 4
-    for (int b = 0; b < NB; ++b) k[b] = load16<kKind>(b0 + b * block_b, 16 * d);
+    for (int b = 0; b < NB; ++b) k[b] = load16<kKind>(kblk, kKeyBlock * d + 16 * b);
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) {
       const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
@@ -194,32 +192,36 @@ inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t j
       for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
     }
   }
-  for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
+  for (int64_t u = hd; u < cnt; ++u) ask.rows(u);
 #pragma GCC unroll 4
   for (int i = 0; i < NQ; ++i) {
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) {
-      _mm512_store_ps(s + i * s_stride + j0 + 16 * b, _mm512_mul_ps(acc[i][b], vscale));
+      _mm512_store_ps(s + i * s_stride + 16 * b, _mm512_mul_ps(acc[i][b], vscale));
     }
   }
 }
 
-// block_pass16 over positions [0, cnt) of a tile, rounded up to whole blocks: 4 blocks a pass,
-// then 2, then 1.
+// block_pass16 over positions [0, cnt) of a block (cnt <= kKeyBlock), rounded up to vectors.
 template <Kv kKind, int NQ>
 inline void block_scores16(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                            float* s, int64_t s_stride, const TileAsk& ask) {
+  static_assert(kKeyBlock == 64);
   const __m512 vscale = _mm512_set1_ps(scale);
-  const int64_t n_blocks = (cnt + 15) / 16;
-  int64_t b = 0;
-  for (; b + 4 <= n_blocks; b += 4) {
-    block_pass16<kKind, NQ, 4>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
+  switch ((cnt + 15) / 16) {
+    case 4:
+      block_pass16<kKind, NQ, 4>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      break;
+    case 3:
+      block_pass16<kKind, NQ, 3>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      break;
+    case 2:
+      block_pass16<kKind, NQ, 2>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      break;
+    default:
+      block_pass16<kKind, NQ, 1>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      break;
   }
-  if (b + 2 <= n_blocks) {
-    block_pass16<kKind, NQ, 2>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
-    b += 2;
-  }
-  if (b < n_blocks) block_pass16<kKind, NQ, 1>(q, kblk, hd, 16 * b, cnt, vscale, s, s_stride, ask);
 }
 
 // The 16-lane policy of attention_walk.h.
