@@ -109,19 +109,21 @@ struct AttentionArgs {
   int64_t kv_stride = 0;  // elements between consecutive positions
   float scale = 1.0f;     // applied to q.k, usually 1/sqrt(head_dim)
   float* out = nullptr;   // [n_heads][head_dim]
-  // Blocked keys (kF16 and kF32 only, head_dim a multiple of 16): where keys_blocked, key
-  // element (t, kv_head, d) is at index kv_head * k_head_stride + (t / kKeyBlock) * kKeyBlock *
-  // head_dim + d * kKeyBlock + t % kKeyBlock, and k_head_stride is a multiple of kKeyBlock *
-  // head_dim. A block holds its positions side by side for each dim, so that vector lanes hold
-  // positions and a score is one chain of multiply-adds with no sum across lanes. The values
-  // keep the layout above. The slots of a last block's positions at or past n_kv are read and
-  // their scores discarded.
+  // Blocked keys (kF16 and kF32 only, head_dim a multiple of kKeyBlockDimStep): where
+  // keys_blocked, key element (t, kv_head, d) is at index kv_head * k_head_stride + (t /
+  // kKeyBlock) * kKeyBlock * head_dim + d * kKeyBlock + t % kKeyBlock, and k_head_stride is a
+  // multiple of kKeyBlock * head_dim. A block holds its positions side by side for each dim, so
+  // that vector lanes hold positions and a score is one chain of multiply-adds with no sum across
+  // lanes. The values keep the layout above. The slots of a last block's positions at or past n_kv
+  // are read and their scores discarded.
   bool keys_blocked = false;
   int64_t k_head_stride = 0;
 };
 
 // Positions in one block of blocked keys (AttentionArgs::keys_blocked).
 constexpr int64_t kKeyBlock = 64;
+// Blocked keys need a head dim that is a multiple of this (the AVX-512 walk's vector width).
+constexpr int64_t kKeyBlockDimStep = 16;
 // The largest head dim whose blocked keys the SIMD kernels read in their tiled walk; past it
 // they take a path that reads a value at a time.
 constexpr int64_t kKeyBlockMaxHeadDim = 256;

@@ -43,7 +43,8 @@ Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_
   c.n_ctx_ = n_ctx;
   c.row_elems_ = n_kv_heads * head_dim;
   c.head_dim_ = head_dim;
-  c.keys_blocked_ = with_values && type != DType::kQ8_0 && head_dim % kernels::kKeyBlock == 0 &&
+  c.keys_blocked_ = with_values && type != DType::kQ8_0 &&
+                    head_dim % kernels::kKeyBlockDimStep == 0 &&
                     head_dim <= kernels::kKeyBlockMaxHeadDim;
   c.ctx_slots_ = c.keys_blocked_
                      ? (n_ctx + kernels::kKeyBlock - 1) / kernels::kKeyBlock * kernels::kKeyBlock

@@ -7,16 +7,18 @@
 // A latent cache (multi-head latent attention, deepseek2) holds keys only: one row per
 // position of the normed latent and the roped shared key part (one "head" of row_elems
 // values); v() is then null. It is F16 or F32 only.
-// Blocked keys: in an F16 or F32 cache whose head_dim is a multiple of 16 and at most
-// kernels::kKeyBlockMaxHeadDim, each KV head's keys are blocks of kernels::kKeyBlock (64)
-// positions laid out dim by dim (kernels.h AttentionArgs::keys_blocked), so that the attention
-// kernels score a vector of positions at a time without sums across lanes, reading a block in
-// address order; n_ctx is then rounded up to whole blocks. The values, Q8_0 caches and latent
-// caches keep positions as rows.
+//
+// Blocked keys: in an F16 or F32 cache whose head_dim is a multiple of
+// kernels::kKeyBlockDimStep (16) and at most kernels::kKeyBlockMaxHeadDim, each KV head's
+// keys are blocks of kernels::kKeyBlock (64) positions laid out dim by dim (kernels.h
+// AttentionArgs::keys_blocked), so that the attention kernels score a vector of positions at
+// a time without sums across lanes, reading a block in address order; n_ctx is then rounded
+// up to whole blocks. The values, Q8_0 caches and latent caches keep positions as rows.
+//
 // The keys and the values each live in a HugePageBuffer (move-only): at depth a decode step
 // streams the cache like the weights, and in 2 MiB pages its TLB misses are 512 times fewer
-// (on the Zen 5 VM of stop 37, attention at depth 16384 took 0.89 of the time it took in 4 KiB
-// pages, against the same run's weight products).
+// (on the Zen 5 VM of stop 37, attention at depth 16384 took 0.89 of the time it took in 4
+// KiB pages, against the same run's weight products).
 #pragma once
 
 #include <cstdint>
