@@ -71,38 +71,31 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float*
   for (int64_t h = 0; h < n_heads; ++h) {
     const size_t off = layer * layer_bytes_ + span_bytes(h * head_stride() + pos * head_dim_);
     const float* kh = k_row + h * head_dim_;
+    const float* vh = has_values() ? v_row + h * head_dim_ : nullptr;
     if (type_ == DType::kQ8_0) {
       quantize_row_q8_0(kh, k_.data() + off, head_dim_);
-      if (has_values()) quantize_row_q8_0(v_row + h * head_dim_, v_.data() + off, head_dim_);
+      if (vh) quantize_row_q8_0(vh, v_.data() + off, head_dim_);
       continue;
     }
+    // The key: a row, or blocked (key (pos, d) at block pos / kKeyBlock, dim d, lane pos %
+    // kKeyBlock: kernels.h key_index), i.e. head_dim values `step` elements apart.
+    size_t k_off = off;
+    int64_t step = 1;
     if (keys_blocked_) {
-      // Key (pos, d) at block pos / kKeyBlock, dim d, lane pos % kKeyBlock (kernels.h key_index).
-      const size_t head_off = layer * layer_bytes_ + span_bytes(h * head_stride());
-      const int64_t first =
-          pos / kernels::kKeyBlock * kernels::kKeyBlock * head_dim_ + pos % kernels::kKeyBlock;
-      if (type_ == DType::kF32) {
-        auto* kd = reinterpret_cast<float*>(k_.data() + head_off) + first;
-        for (int64_t d = 0; d < head_dim_; ++d) kd[d * kernels::kKeyBlock] = kh[d];
-        std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);
-      } else {
-        auto* kd = reinterpret_cast<uint16_t*>(k_.data() + head_off) + first;
-        for (int64_t d = 0; d < head_dim_; ++d) kd[d * kernels::kKeyBlock] = f32_to_fp16(kh[d]);
-        const float* vh = v_row + h * head_dim_;
-        auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
-        for (int64_t i = 0; i < head_dim_; ++i) vd[i] = f32_to_fp16(vh[i]);
-      }
-      continue;
+      constexpr int64_t kb = kernels::kKeyBlock;
+      k_off = layer * layer_bytes_ +
+              span_bytes(h * head_stride() + pos / kb * kb * head_dim_ + pos % kb);
+      step = kb;
     }
     if (type_ == DType::kF32) {
-      std::memcpy(k_.data() + off, kh, head_dim_ * 4);
-      if (has_values()) std::memcpy(v_.data() + off, v_row + h * head_dim_, head_dim_ * 4);
+      auto* kd = reinterpret_cast<float*>(k_.data() + k_off);
+      for (int64_t d = 0; d < head_dim_; ++d) kd[d * step] = kh[d];
+      if (vh) std::memcpy(v_.data() + off, vh, head_dim_ * 4);
       continue;
     }
-    auto* kd = reinterpret_cast<uint16_t*>(k_.data() + off);
-    for (int64_t i = 0; i < head_dim_; ++i) kd[i] = f32_to_fp16(kh[i]);
-    if (!has_values()) continue;
-    const float* vh = v_row + h * head_dim_;
+    auto* kd = reinterpret_cast<uint16_t*>(k_.data() + k_off);
+    for (int64_t d = 0; d < head_dim_; ++d) kd[d * step] = f32_to_fp16(kh[d]);
+    if (!vh) continue;
     auto* vd = reinterpret_cast<uint16_t*>(v_.data() + off);
     for (int64_t i = 0; i < head_dim_; ++i) vd[i] = f32_to_fp16(vh[i]);
   }
