@@ -18,8 +18,9 @@
 //           half of the buffer in each (one stream a thread through the token);
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
 //           the threads (runtime/roofline.h's pass);
-//   and layers with the decode prefetch setting flipped from this CPU's default, layers and
-//   one with the other split of rows between threads (kernels::split_stealing).
+//   and layers with the decode prefetch setting flipped from this CPU's default, layers with
+//   the other decode width (kernels::decode_wide: the AVX-512 table's Q4_0, Q8_0 and F16),
+//   layers and one with the other split of rows between threads (kernels::split_stealing).
 // Attention, norms and the rest of a token are left out: at one thread they are ~2% of it.
 // Each round runs every way once, in a shuffled order, within a fraction of a second; the
 // report gives each way's median GB/s and the median over rounds of its GB/s over the plain
@@ -256,12 +257,15 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
     };
   };
   const bool prefetch = kernels::decode_prefetch(), stealing = kernels::split_stealing();
+  const bool wide = kernels::decode_wide();
   const std::string flip = prefetch ? " no-prefetch" : " prefetch";
+  const std::string width = wide ? ", 256-bit decode" : ", 512-bit decode";
   const std::string split = stealing ? ", static split" : ", stealing";
   auto other_prefetch = [&](auto fn) {
     return flipped(kernels::set_decode_prefetch, prefetch, fn);
   };
   auto other_split = [&](auto fn) { return flipped(kernels::set_split_stealing, stealing, fn); };
+  auto other_width = [&](auto fn) { return flipped(kernels::set_decode_wide, wide, fn); };
   std::vector<Way> ways = {
       {"plain", plain, w.bytes},
       {"layers", layers, w.bytes},
@@ -270,6 +274,7 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
       {"one in " + std::to_string(n_products) + " products", products, w.bytes},
       {"own halves in " + std::to_string(n_products) + " steps", own_streams, w.bytes},
       {"layers" + flip, other_prefetch(layers), w.bytes},
+      {"layers" + width, other_width(layers), w.bytes},
       {"layers" + split, other_split(layers), w.bytes},
       {"one" + split, other_split(one), w.bytes}};
   std::vector<std::vector<double>> gbps(ways.size()), ratio(ways.size());

@@ -174,11 +174,17 @@ void bm_gemm(benchmark::State& state, const kernels::KernelTable* kt, DType type
   g.a_stride = ab;
   g.y = y.data();
   g.y_stride = rows;
-  std::vector<uint8_t> panels;
+  // Packed weights in huge pages, as the model keeps them (model/packed_weights.h).
+  HugePageBuffer panels;
   if (path == GemmPath::kPacked) {
     const int64_t pr = ops.packed.panel_rows, n_panels = (rows + pr - 1) / pr;
     const size_t pb = ops.packed.panel_bytes(cols);
-    panels.resize(pb * n_panels);
+    Result<HugePageBuffer> buf = HugePageBuffer::allocate(pb * n_panels);
+    if (!buf.is_ok()) {
+      state.SkipWithError("no memory for the packed weights");
+      return;
+    }
+    panels = *std::move(buf);
     for (int64_t p = 0; p < n_panels; ++p) {
       ops.packed.pack_panel(w.data() + p * pr * rb, rb, std::min(pr, rows - p * pr), cols,
                             panels.data() + p * pb);

@@ -36,6 +36,7 @@ struct BenchConfig {
   std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
   std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
   std::string decode_prefetch = "auto";  // on, off: kernels::set_decode_prefetch; auto: the CPU's
+  std::string decode_width = "auto";     // 512, 256: kernels::set_decode_wide; auto: the CPU's
   std::string split = "steal";           // static: kernels::set_split_stealing(false)
   std::string spin_pause = "on";         // off: ThreadPool::set_spin_pause(false)
   int64_t slice_cols = -1;               // >= 0: kernels::set_pack_slice_cols
@@ -60,6 +61,7 @@ int bench(const BenchConfig& cfg) {
   if (cfg.decode_pairs != "auto") kernels::set_decode_in_pairs(cfg.decode_pairs == "on");
   if (cfg.decode_prefetch != "auto") kernels::set_decode_prefetch(cfg.decode_prefetch == "on");
   if (cfg.prefetch_bytes > 0) kernels::set_decode_prefetch_bytes(cfg.prefetch_bytes);
+  if (cfg.decode_width != "auto") kernels::set_decode_wide(cfg.decode_width == "512");
   kernels::set_split_stealing(cfg.split == "steal");
   ThreadPool::set_spin_pause(cfg.spin_pause == "on");
   if (cfg.slice_cols >= 0) kernels::set_pack_slice_cols(cfg.slice_cols);
@@ -218,6 +220,12 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                   "How far ahead of their reads the decode products (but Q6_K's) and the read "
                   "probe prefetch (default: 4096 on AMD family 1Ah, 1024 elsewhere)")
       ->check(CLI::Range(64, 1 << 20));
+  cmd->add_option("--decode-width", cfg->decode_width,
+                  "AVX-512 decode products of Q4_0 and Q8_0 in 512-bit registers, blocks in "
+                  "runs (512), or in 256-bit halves a block at a time (256); auto: 512 on AMD "
+                  "family 1Ah (Zen 5), 256 elsewhere")
+      ->check(CLI::IsMember({"auto", "512", "256"}))
+      ->capture_default_str();
   cmd->add_option("--split", cfg->split,
                   "How a matrix product's threads share its rows: steal (each its share, then "
                   "chunks of another's left) or static (one fixed share each)")

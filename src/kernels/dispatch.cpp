@@ -159,6 +159,11 @@ std::atomic<int64_t>& decode_prefetch_bytes_setting() {
   return bytes;
 }
 
+std::atomic<bool>& decode_wide_setting() {
+  static std::atomic<bool> on{cpu_is_amd_family(0x1A)};
+  return on;
+}
+
 std::atomic<bool>& split_stealing_setting() {
   static std::atomic<bool> on{true};
   return on;
@@ -179,6 +184,10 @@ bool decode_prefetch() { return decode_prefetch_setting().load(std::memory_order
 void set_decode_prefetch(bool on) {
   decode_prefetch_setting().store(on, std::memory_order_relaxed);
 }
+
+bool decode_wide() { return decode_wide_setting().load(std::memory_order_relaxed); }
+
+void set_decode_wide(bool on) { decode_wide_setting().store(on, std::memory_order_relaxed); }
 
 int64_t decode_prefetch_bytes() {
   return decode_prefetch_bytes_setting().load(std::memory_order_relaxed);

@@ -198,6 +198,17 @@ void set_decode_in_pairs(bool on);
 bool decode_prefetch();
 void set_decode_prefetch(bool on);
 
+// Whether the AVX-512 table's one-token Q4_0 and Q8_0 tiles multiply a 16-row panel in
+// 512-bit registers, a run of blocks (~2 KiB) between two prefetch asks
+// (x86/simd_avx512.h for_each_block_in_runs), or in 256-bit halves a block at a time: the same
+// bits either way. By default on where the CPU is AMD's family 1Ah (Zen 5, full-width 512-bit
+// units): there, one thread from memory, Q4_0 read 86-90% of a plain read in halves and
+// 108-112% wide, Q8_0 90-94% and 107-117% (decode_layers_bench, stop 38). Off elsewhere: on the
+// Zen 4 VM of stop 29 (512-bit operations in two halves) the halves read 94-99% against 90-94%.
+// Tests and `cohort bench --decode-width` set it.
+bool decode_wide();
+void set_decode_wide(bool on);
+
 // How many bytes ahead of its reads a one-token tile (but Q6_K's, two of its blocks) and the
 // read probe ask for lines where decode_prefetch(): 4096 on AMD's family 1Ah, 1024 elsewhere.
 // Stop 17 swept 1024 bytes into L1 against 4096, 6144 and 8192 into L2 on the Xeon VM (every

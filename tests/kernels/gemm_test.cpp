@@ -40,27 +40,31 @@ constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::
 
 bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
 
-// Sets how decode reads its weights (kernels::decode_in_pairs and decode_prefetch) for a
-// scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch.
+// Sets how decode reads its weights (kernels::decode_in_pairs, decode_prefetch and
+// decode_wide) for a scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch,
+// bit 2: the AVX-512 Q4_0 and Q8_0 one-token tiles in 512-bit registers and runs of blocks.
 class DecodeReads {
  public:
-  explicit DecodeReads(int mode) : pairs_(decode_in_pairs()), prefetch_(decode_prefetch()) {
+  explicit DecodeReads(int mode)
+      : pairs_(decode_in_pairs()), prefetch_(decode_prefetch()), wide_(decode_wide()) {
     set_decode_in_pairs(mode & 1);
     set_decode_prefetch(mode & 2);
+    set_decode_wide(mode & 4);
   }
   ~DecodeReads() {
     set_decode_in_pairs(pairs_);
     set_decode_prefetch(prefetch_);
+    set_decode_wide(wide_);
   }
   DecodeReads(const DecodeReads&) = delete;
   DecodeReads& operator=(const DecodeReads&) = delete;
 
  private:
-  bool pairs_, prefetch_;
+  bool pairs_, prefetch_, wide_;
 };
 
 // Every DecodeReads mode.
-constexpr int kDecodeReadModes[] = {0, 1, 2, 3};
+constexpr int kDecodeReadModes[] = {0, 1, 2, 3, 4, 5, 6, 7};
 
 // rows x n weights of type t and tokens x n activations in its vec_dot_type (made by the
 // reference table, so every table multiplies the same operands), with padding between
@@ -339,7 +343,8 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
 // tokens (whole 6-token tiles, and every rest), a partial last panel (for F16 ones that end in
 // its first and second sub-panels, lone 16-row tiles, and one that ends in its fourth, a 64-row
 // tile with a partial last quarter), F16 rows of odd length over a partial last chunk, and
-// decode with the prefetches on and off (and the AVX2 side in pairs and alone).
+// decode with the prefetches on and off, in 512-bit registers and halves (and the AVX2 side in
+// pairs and alone); Q4_0's 34 and Q8_0's 34 blocks a row make runs of 8 and 4 and a rest.
 TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* evex = available()[2];

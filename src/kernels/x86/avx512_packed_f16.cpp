@@ -1,7 +1,8 @@
 // AVX-512 prompt product of packed F16 panels (kernels/packed_layouts.h F16x64, the layout the
 // AVX2 table packs too): a sub-panel column's 16 rows in one 512-bit register, so a token's
 // a[k], broadcast once, multiplies the 64 rows of a panel's 4 sub-panels in 4 vfmadd231ps.
-// One-token products (decode, bound by memory) stay the AVX2 table's.
+// One-token products (decode, bound by memory) are the AVX2 table's, or where
+// kernels::decode_wide() the same sums in 512-bit registers (decode_panel_512).
 //
 // A prompt walks chunks of columns of a whole panel (its 4 sub-panels) with tiles of up to
 // kPromptTokens tokens x 64 rows (four accumulators per token), or of one sub-panel of a last
@@ -278,9 +279,46 @@ void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
   }
 }
 
-// One token: the AVX2 decode (memory-bound; its 8 FMA chains keep up with the stream).
+// Token t x panel p in 512-bit registers (where kernels::decode_wide()): a sub-panel's column
+// of 16 rows is one 256-bit load widened to one vector, so each row's sum is the AVX2 decode's
+// FMA chain over the columns in order (the same bits); the column pairs (256 bytes, a line of
+// each sub-panel) in runs of for_each_block_in_runs. Rows from r1 on are not stored.
+void decode_panel_512(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
+  const uint8_t* w = static_cast<const uint8_t*>(g.w) + p * g.w_stride;
+  const float* a =
+      reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+  __m512 acc[kF16SubPanels];
+#pragma GCC unroll 4
+  for (int s = 0; s < kF16SubPanels; ++s) acc[s] = _mm512_setzero_ps();
+  const auto column = [&](const uint8_t* pair, int second, float ak) {
+    const __m512 vk = _mm512_set1_ps(ak);
+#pragma GCC unroll 4
+    for (int s = 0; s < kF16SubPanels; ++s) {
+      const __m256i col =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + f16x64_offset(s, second)));
+      acc[s] = _mm512_fmadd_ps(_mm512_cvtph_ps(col), vk, acc[s]);
+    }
+  };
+  StreamPrefetcher ahead(w, decode_prefetch(), decode_prefetch_bytes());
+  for_each_block_in_runs<kF16PairBytes>(w, g.n / 2, ahead, [&](int64_t j) {
+    column(w + j * kF16PairBytes, 0, a[2 * j]);
+    column(w + j * kF16PairBytes, 1, a[2 * j + 1]);
+  });
+  if (g.n % 2 != 0) column(w + g.n / 2 * kF16PairBytes, 0, a[g.n - 1]);
+#pragma GCC unroll 4
+  for (int s = 0; s < kF16SubPanels; ++s) {
+    const int64_t r = p * kF16PanelRows + s * kF16SubRows;
+    if (r < r1) _mm512_mask_storeu_ps(g.y + t * g.y_stride + r, row_mask(r1 - r), acc[s]);
+  }
+}
+
+// One token: in 512-bit registers where kernels::decode_wide(), else the AVX2 decode
+// (memory-bound; its 8 FMA chains keep up with the stream).
 void gemm_packed_f16_x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  if (t1 - t0 == 1) {
+  if (t1 - t0 == 1 && decode_wide()) {
+    const int64_t p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
+    for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel_512(g, p, r1, t0);
+  } else if (t1 - t0 == 1) {
     avx2_packed_f16_decode(g, r0, r1, t0);
   } else if (t1 > t0) {
     gemm_prompt(g, r0, r1, t0, t1);

@@ -1,7 +1,8 @@
 // AVX-512 product of packed Q4_0 panels of 16 rows (kernels/packed_layouts.h "Q4_0x16", the
 // 16 rows in the 16 int32 lanes of a 512-bit register) with Q8_0 activations: the
 // avx512_vnni table's Q4_0 (kernels/dispatch.cpp). Per block, one 512-bit load holds 8
-// columns of all 16 rows (decode takes it as two 256-bit halves: decode_panel says why); its low
+// columns of all 16 rows (decode takes it as two 256-bit halves, decode_panel, or where
+// kernels::decode_wide() whole, decode_panel_512, its blocks in runs); its low
 // nibbles (v & 0x0F) and its high ones in place (v & 0xF0, 16 x the code) each meet a token's 4
 // activation bytes broadcast to every lane (vpdpbusd's embedded broadcast) in one vpdpbusd. Against
 // the 8-row AVX2 tiles that is half the instructions for the same bytes: where a one-token tile
@@ -94,6 +95,38 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   store_halves_x16(y, m, acc);
 }
 
+// One panel x token t in 512-bit registers: decode_panel's integers and float operations per
+// row, with whole groups (16 rows) per load; two int32 chains per nibble half.
+void decode_panel_512(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                      const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
+  const auto* a =
+      reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+  float* y = g.y + t * g.y_stride + r;
+  const __mmask16 m = row_mask(r1 - r);
+  __m512 acc = start_rows_x16(g, y, m);
+  const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
+  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  auto block = [&](int64_t b) {
+    const uint8_t* blk = panel + b * kBlockBytes;
+    const int8_t* q = a[b].qs;
+    __m512i lo[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    __m512i hi[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+#pragma GCC unroll 4
+    for (int grp = 0; grp < 4; ++grp) {
+      const __m512i v = _mm512_loadu_si512(blk + kScaleBytes + kGroupBytes * grp);
+      lo[grp & 1] =
+          _mm512_dpbusd_epi32(lo[grp & 1], _mm512_and_si512(v, low), broadcast4_x16(q + 8 * grp));
+      hi[grp & 1] = _mm512_dpbusd_epi32(hi[grp & 1], _mm512_and_si512(v, high),
+                                        broadcast4_x16(q + 8 * grp + 4));
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    acc = add_block(acc, _mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(hi[0], hi[1]), toff[b],
+                    dw, td[b]);
+  };
+  for_each_block_in_runs<kBlockBytes>(panel, nb, ahead, block);
+  _mm512_mask_storeu_ps(y, m, acc);
+}
+
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at td,
 // toff): prefill. A group's codes are loaded and split once for all T tokens.
 template <int T>
@@ -140,7 +173,11 @@ void gemm_packed_q4_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if constexpr (T == 1) {
-          decode_panel(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          if (decode_wide()) {
+            decode_panel_512(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          } else {
+            decode_panel(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          }
         } else {
           panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb);
         }

@@ -6,7 +6,8 @@
 // block. The AVX2 tiles (avx2_packed_q8_0.cpp) take |w| and move the signs onto the
 // activations first (vpsignb, which AVX-512 lacks): per 4 columns of 8 rows and token, 2 or 4
 // instructions where this takes 1 for 16 rows. One token (decode) takes each load as two
-// 256-bit halves instead (decode_panel_256: it streams better from memory).
+// 256-bit halves instead (decode_panel_256: it streams better from memory on Zen 4), or where
+// kernels::decode_wide() whole, its blocks in runs (decode_panel_512).
 //
 // Exactness: a lane adds 4 products of at most 255 * 128 per group, over 8 groups: exact in
 // int32, and the block's integer is sum q a, the AVX2 tiles' own; then the same float
@@ -109,6 +110,35 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
   store_halves_x16(y, m, acc);
 }
 
+// One token x one panel in 512-bit registers, blocks in runs (for_each_block_in_runs): per
+// row the integers and float operations of decode_panel_256 (two int32 chains, groups 0, 2, ..
+// and 1, 3, ..).
+void decode_panel_512(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                      const float* td, const int32_t* toff, int64_t nb, bool prefetch) {
+  const auto* a =
+      reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+  const __mmask16 m = row_mask(r1 - r);
+  float* y = g.y + t * g.y_stride + r;
+  __m512 acc = start_rows_x16(g, y, m);
+  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  auto block = [&](int64_t b) {
+    const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
+    __m512i sum[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+#pragma GCC unroll 8
+    for (int grp = 0; grp < kGroups; ++grp) {
+      sum[grp % 2] =
+          _mm512_dpbusd_epi32(sum[grp % 2], _mm512_loadu_si512(blk + 32 + kGroupBytes * grp),
+                              broadcast4_x16(a[b].qs + 4 * grp));
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    const __m512i dot =
+        _mm512_sub_epi32(_mm512_add_epi32(sum[0], sum[1]), _mm512_set1_epi32(toff[b]));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, _mm512_set1_ps(td[b])), acc);
+  };
+  for_each_block_in_runs<kQ8_0x16BlockBytes>(panel, nb, ahead, block);
+  _mm512_mask_storeu_ps(y, m, acc);
+}
+
 void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   static thread_local Q8_0Terms<128> terms;
   terms.make(g, t0, t1);
@@ -118,7 +148,11 @@ void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if constexpr (T == 1) {
-          decode_panel_256(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          if (decode_wide()) {
+            decode_panel_512(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          } else {
+            decode_panel_256(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
+          }
         } else {
           panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb);
         }
