@@ -221,9 +221,9 @@ void add_bench_command(CLI::App& app, Runner* runner) {
                   "probe prefetch (default: 4096 on AMD family 1Ah, 1024 elsewhere)")
       ->check(CLI::Range(64, 1 << 20));
   cmd->add_option("--decode-width", cfg->decode_width,
-                  "AVX-512 decode products of Q4_0 and Q8_0 in 512-bit registers, blocks in "
-                  "runs (512), or in 256-bit halves a block at a time (256); auto: 512 on AMD "
-                  "family 1Ah (Zen 5), 256 elsewhere")
+                  "AVX-512 decode products of Q4_0, Q8_0 and F16 (and the read probe) in 512-bit "
+                  "registers, blocks in runs (512), or in 256-bit halves a block at a time "
+                  "(256); auto: 512 on AMD family 1Ah (Zen 5), 256 elsewhere")
       ->check(CLI::IsMember({"auto", "512", "256"}))
       ->capture_default_str();
   cmd->add_option("--split", cfg->split,

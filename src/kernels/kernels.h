@@ -198,14 +198,15 @@ void set_decode_in_pairs(bool on);
 bool decode_prefetch();
 void set_decode_prefetch(bool on);
 
-// Whether the AVX-512 table's one-token Q4_0 and Q8_0 tiles multiply a 16-row panel in
-// 512-bit registers, a run of blocks (~2 KiB) between two prefetch asks
-// (x86/simd_avx512.h for_each_block_in_runs), or in 256-bit halves a block at a time: the same
-// bits either way. By default on where the CPU is AMD's family 1Ah (Zen 5, full-width 512-bit
-// units): there, one thread from memory, Q4_0 read 86-90% of a plain read in halves and
-// 108-112% wide, Q8_0 90-94% and 107-117% (decode_layers_bench, stop 38). Off elsewhere: on the
-// Zen 4 VM of stop 29 (512-bit operations in two halves) the halves read 94-99% against 90-94%.
-// Tests and `cohort bench --decode-width` set it.
+// Whether the AVX-512 table's one-token Q4_0, Q8_0 and F16 tiles (and its read probe) work in
+// 512-bit registers, a run of blocks (~4 KiB) between two prefetch asks
+// (x86/simd_avx512.h for_each_block_in_runs), or as the 256-bit tiles and the AVX2 probe do,
+// a prefetch ask every block: the same bits either way. By default on where the CPU is AMD's
+// family 1Ah (Zen 5, full-width 512-bit units): there, one thread from memory against the old
+// read probe, Q4_0 read 83% of it in halves and 125% wide, Q8_0 88% and 117%, F16 92% and
+// 118% (decode_layers_bench, stop 38). Off elsewhere: on the Zen 4 VM of stop 29 (512-bit
+// operations in two halves) the Q4_0 halves read 94-99% of a plain read, 512-bit registers
+// 90-94%. Tests and `cohort bench --decode-width` set it.
 bool decode_wide();
 void set_decode_wide(bool on);
 

@@ -42,7 +42,8 @@ bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
 
 // Sets how decode reads its weights (kernels::decode_in_pairs, decode_prefetch and
 // decode_wide) for a scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch,
-// bit 2: the AVX-512 Q4_0 and Q8_0 one-token tiles in 512-bit registers and runs of blocks.
+// bit 2: the AVX-512 Q4_0, Q8_0 and F16 one-token tiles in 512-bit registers and runs of
+// blocks.
 class DecodeReads {
  public:
   explicit DecodeReads(int mode)
@@ -344,7 +345,7 @@ TEST(PackedGemm, VnniGivesTheAvx2Bits) {
 // its first and second sub-panels, lone 16-row tiles, and one that ends in its fourth, a 64-row
 // tile with a partial last quarter), F16 rows of odd length over a partial last chunk, and
 // decode with the prefetches on and off, in 512-bit registers and halves (and the AVX2 side in
-// pairs and alone); Q4_0's 34 and Q8_0's 34 blocks a row make runs of 8 and 4 and a rest.
+// pairs and alone); Q4_0's and Q8_0's 34 blocks a row make runs of 15 and 8 and a rest.
 TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* evex = available()[2];

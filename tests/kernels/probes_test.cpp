@@ -19,21 +19,32 @@ namespace {
 
 using testing::tables;
 
+// Both decode widths (kernels::decode_wide: the AVX-512 probe reads 256-byte blocks in runs of
+// 16), with the prefetches on and off; lengths around blocks and runs.
 TEST(Probes, ReadSumMatchesDoubleSum) {
-  for (const KernelTable* k : tables()) {
-    for (int64_t n : {0, 1, 7, 31, 32, 33, 100, 4099}) {
-      Rng rng(static_cast<uint64_t>(n) + 3);
-      std::vector<float> x(static_cast<size_t>(n) + 1);
-      double want = 0, magnitude = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        x[i] = rng.normal();
-        want += x[i];
-        magnitude += std::fabs(x[i]);
+  const bool wide = decode_wide(), prefetch = decode_prefetch();
+  for (const int mode : {0, 1, 2, 3}) {
+    set_decode_wide(mode & 1);
+    set_decode_prefetch(mode & 2);
+    for (const KernelTable* k : tables()) {
+      for (int64_t n : {0, 1, 7, 31, 32, 33, 63, 64, 100, 1023, 1024, 1100, 4099}) {
+        Rng rng(static_cast<uint64_t>(n) + 3);
+        std::vector<float> x(static_cast<size_t>(n) + 1);
+        double want = 0, magnitude = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          x[i] = rng.normal();
+          want += x[i];
+          magnitude += std::fabs(x[i]);
+        }
+        // The element past n is NaN: a probe that read it would return NaN.
+        x[static_cast<size_t>(n)] = NAN;
+        EXPECT_NEAR(k->read_sum(x.data(), n), want, n * 0x1p-24 * magnitude + 1e-30)
+            << k->isa << " n=" << n << " mode=" << mode;
       }
-      EXPECT_NEAR(k->read_sum(x.data(), n), want, n * 0x1p-24 * magnitude + 1e-30)
-          << k->isa << " n=" << n;
     }
   }
+  set_decode_wide(wide);
+  set_decode_prefetch(prefetch);
 }
 
 TEST(Probes, FmaLoopReportsItsWork) {

@@ -124,8 +124,11 @@ class StreamPrefetcher {
 // StreamPrefetcher: the blocks of a run are one unrolled stretch of code. On the Zen 5 VM of
 // stop 38 (one thread, from memory, huge pages), streams of 288-byte Q4_0 blocks read 20-25
 // GB/s with the prefetch asked and the loop turned once a block, 28-30 with one ask and one
-// turn per 8 or 16 blocks; Q4_K's 2368-byte blocks already read so (29-33).
-inline constexpr size_t kDecodeRunBytes = 2048;
+// turn per 8 or 16 blocks (Q4_K's 2368-byte blocks read so already: 29-33); a plain read of
+// 512-bit loads 22-25 in runs of 2 KiB, 27.5-30 in runs of 4 or 8 KiB. On 2 threads
+// (decode_layers_bench) runs of 4 KiB against 2 KiB: plain reads 44-49 -> 50-61 GB/s, the
+// token's products 48-49 -> 50-62.
+inline constexpr size_t kDecodeRunBytes = 4096;
 
 // Calls block(b) for b = 0 .. nb - 1, blocks of kBlockBytes from panel, in runs of
 // ceil(kDecodeRunBytes / kBlockBytes) blocks: before each run, ahead asks for the lines up
