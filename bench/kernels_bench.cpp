@@ -97,22 +97,6 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   }
   uint8_t* k = kb->data();
   uint8_t* v = vb->data();
-  std::vector<float> blocks(one.size());
-  for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
-    for (float& x : one) x = rng.normal();
-    if (blocked) {  // key (t, d) at block t / kKeyBlock, dim d, lane t % kKeyBlock
-      constexpr int64_t kBlk = kernels::kKeyBlock;
-      for (int64_t t = 0; t < n_kv; ++t) {
-        for (int64_t d = 0; d < hd; ++d) {
-          blocks[static_cast<size_t>(t / kBlk * kBlk * hd + d * kBlk + t % kBlk)] =
-              one[static_cast<size_t>(t * hd + d)];
-        }
-      }
-    }
-    quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
-    for (float& x : one) x = rng.normal();
-    quantize_row(type, one.data(), v + h * head_bytes, head_elems);
-  }
   kernels::AttentionArgs a;
   a.keys_blocked = blocked;
   a.k_head_stride = head_elems;
@@ -123,6 +107,21 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   a.head_dim = hd;
   a.kv_stride = hd;
   a.scale = 0.125f;
+  std::vector<float> blocks(one.size());
+  for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
+    for (float& x : one) x = rng.normal();
+    if (blocked) {  // each key element where the kernels read it
+      for (int64_t t = 0; t < n_kv; ++t) {
+        for (int64_t d = 0; d < hd; ++d) {
+          blocks[static_cast<size_t>(kernels::key_index(a, t, 0, d))] =
+              one[static_cast<size_t>(t * hd + d)];
+        }
+      }
+    }
+    quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
+    for (float& x : one) x = rng.normal();
+    quantize_row(type, one.data(), v + h * head_bytes, head_elems);
+  }
   for (auto _ : state) {
     for (int64_t h = 0; h < n_kv_heads * layers; ++h) {
       a.k = k + h * head_bytes;

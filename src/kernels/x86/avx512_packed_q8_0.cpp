@@ -144,11 +144,12 @@ void gemm_packed_q8_0x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
+  const bool wide = decode_wide();
   avx2::for_each_panel_tile<kQ8_0x16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if constexpr (T == 1) {
-          if (decode_wide()) {
+          if (wide) {
             decode_panel_512(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);
           } else {
             decode_panel_256(g, panel, r, r1, t, terms.d() + k, terms.offset() + k, nb, prefetch);

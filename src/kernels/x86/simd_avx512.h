@@ -13,7 +13,6 @@
 #endif
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
