@@ -43,7 +43,7 @@ bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
 // Sets how decode reads its weights (kernels::decode_in_pairs, decode_prefetch and
 // decode_wide) for a scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch,
 // bit 2: the AVX-512 Q4_0, Q8_0 and F16 one-token tiles in 512-bit registers and runs of
-// blocks.
+// blocks, the Q6_K one with a super-block's steps unrolled.
 class DecodeReads {
  public:
   explicit DecodeReads(int mode)

@@ -86,6 +86,59 @@ inline void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __
   hi = _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(v, 4), _mm512_and_si512(h_hi, top), 0xCA);
 }
 
+// One panel (16 rows at r, stored up to r1) x token t (terms at td, ts) where decode_wide():
+// panel_tile<1>'s integers and float operations, so its bits, with a block's 8 steps one
+// unrolled stretch of code between two prefetch asks (x86/simd_avx512.h kDecodeRunBytes says
+// why that pays on the Zen 5 VM): decode_layers_bench -t 2 read 86.6% and 95.1% of the plain
+// read against panel_tile<1>'s 71.5% and 82.2% (stop 39; in L2 the two compute alike). A
+// function of its own so the prompt tiles keep their code: unrolling the steps in panel_tile
+// for every T took pp128 from 282, 262 to 177, 216 tok/s (stop 38).
+void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                  const float* td, const int32_t* ts, int64_t nb, bool prefetch) {
+  const auto* a =
+      reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+  float* y = g.y + t * g.y_stride + r;
+  const __mmask16 m = row_mask(r1 - r);
+  __m512 acc = start_rows_x16(g, y, m);
+  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = panel + b * kQ6_Kx16BlockBytes;
+    ahead.upto(blk + kQ6_Kx16BlockBytes);
+    const int8_t* q = a[b].qs;
+    const int32_t* s = ts + 16 * b;
+    __m512i sumi = _mm512_setzero_si512();
+    unrolled<8>([&](auto chunk) __attribute__((always_inline)) {
+      constexpr int c = decltype(chunk)::value;
+      const uint8_t* step = blk + q6_kx16_step(c);
+      const uint8_t* ql = step + kQ6_Kx16QlInStep;
+      const uint8_t* qh = step + kQ6_Kx16QhInStep;
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        __m512i plo = _mm512_setzero_si512(), phi = _mm512_setzero_si512();
+#pragma GCC unroll 2
+        for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
+          __m512i lo, hi;
+          codes(ql, qh, grp, lo, hi);
+          plo = _mm512_dpbusd_epi32(plo, lo, broadcast4_x16(q + 32 * c + 8 * grp));
+          phi = _mm512_dpbusd_epi32(phi, hi, broadcast4_x16(q + 32 * c + 8 * grp + 4));
+        }
+        const __m512i sc = _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(step + 16 * half)));
+        const __m512i dot =
+            _mm512_sub_epi32(_mm512_add_epi32(plo, phi), _mm512_set1_epi32(s[2 * c + half]));
+        sumi = _mm512_add_epi32(sumi, _mm512_mullo_epi32(dot, sc));
+        // Each sub-block's product added here, in this order: else GCC 12 reassociates the 16
+        // adds, keeps the sub-blocks' sums and scales in flight at once and spills 20 of them
+        // a block (the steps' scale loads all rose to the block's start).
+        asm("" : "+v"(sumi));
+      }
+    });
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(dw, _mm512_set1_ps(td[b])), acc);
+  }
+  _mm512_mask_storeu_ps(y, m, acc);
+}
+
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, ts). One token (decode) keeps the low and high columns' products in two chains.
 template <int T>
@@ -152,10 +205,15 @@ void gemm_packed_q6_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
+  const bool wide = decode_wide();
   avx2::for_each_panel_tile<kQ6_Kx16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
-        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+        if (T == 1 && wide) {
+          decode_panel(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+        } else {
+          panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+        }
       });
 }
 

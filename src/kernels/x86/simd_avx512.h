@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/kernels.h"
 #include "kernels/terms_key.h"
@@ -146,6 +147,17 @@ inline void for_each_block_in_runs(const uint8_t* panel, int64_t nb, StreamPrefe
     ahead.upto(panel + (b + 1) * kBlockBytes);
     block(b);
   }
+}
+
+// Calls step(std::integral_constant<int, I>{}) for I = 0 .. N - 1 in order, as N copies of
+// its code: GCC 12 leaves a loop whose body is as long as a K-quant step rolled whatever its
+// `#pragma GCC unroll` says. step must be a lambda marked __attribute__((always_inline)).
+template <int N, typename Step>
+__attribute__((always_inline)) inline void unrolled(const Step& step) {
+  [&]<int... I>(std::integer_sequence<int, I...>) __attribute__((always_inline)) {
+    (step(std::integral_constant<int, I>{}), ...);
+  }
+  (std::make_integer_sequence<int, N>{});
 }
 
 }  // namespace
