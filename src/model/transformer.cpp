@@ -99,6 +99,15 @@ void Transformer::linear(const kernels::WeightMatrix& w, const float* x, int64_t
   kernels::matmul(kt_, pool_, w, x, w.cols, n_tokens, y, workspace_.data());
 }
 
+template <typename Fn>
+void Transformer::for_rows(int64_t n_tokens, int64_t units_per_row, Fn&& fn) {
+  pool_.run_sized(n_tokens * units_per_row, [&](int ith, int nth) {
+    int64_t t0, t1;
+    ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
+    if (t0 < t1) fn(t0, t1);
+  });
+}
+
 Status Transformer::check_batch(std::span<const BatchSeq> seqs) const {
   int64_t rows = 0;
   for (size_t i = 0; i < seqs.size(); ++i) {
@@ -151,9 +160,11 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   const int64_t dim = hp_.dim, hd = hp_.head_dim, half = hp_.n_rot / 2;
   const int64_t n_heads = shard_.n_heads();
   const int64_t n_kv_heads = n_kv_ / hd;
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    kt_.rmsnorm(&x_[t * dim], L.attn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
-  }
+  for_rows(n_tokens, dim, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      kt_.rmsnorm(&x_[t * dim], L.attn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
+    }
+  });
   if (mla_) {
     const MlaRows rows{row_kv_.data(), row_pos_.data(), cos_.data(), sin_.data()};
     mla_->forward(L, layer, xn_.data(), n_tokens, rows, att_.data(), workspace_.data());
@@ -161,25 +172,29 @@ Status Transformer::attention_block(const LayerWeights& L, int64_t layer, int64_
   }
   const kernels::MatmulOutput qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
   kernels::matmul_shared_input(kt_, pool_, qkv, xn_.data(), L.wq.cols, n_tokens, workspace_.data());
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float* q = &q_[t * n_q_];
-    float* k = &k_[t * n_kv_];
-    float* v = &v_[t * n_kv_];
-    if (!L.bq.empty()) {
-      kt_.add(q, L.bq.data(), q, n_q_);
-      kt_.add(k, L.bk.data(), k, n_kv_);
-      kt_.add(v, L.bv.data(), v, n_kv_);
+  // Rows are independent here: each writes its own q, k, v and its own cache position (rows of
+  // one cache have distinct positions: check_batch).
+  for_rows(n_tokens, n_q_ + 2 * n_kv_, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* q = &q_[t * n_q_];
+      float* k = &k_[t * n_kv_];
+      float* v = &v_[t * n_kv_];
+      if (!L.bq.empty()) {
+        kt_.add(q, L.bq.data(), q, n_q_);
+        kt_.add(k, L.bk.data(), k, n_kv_);
+        kt_.add(v, L.bv.data(), v, n_kv_);
+      }
+      if (!L.q_norm.empty()) {
+        for (int64_t h = 0; h < n_heads; ++h)
+          kt_.rmsnorm(q + h * hd, L.q_norm.data(), q + h * hd, hd, hp_.rms_eps);
+        for (int64_t h = 0; h < n_kv_heads; ++h)
+          kt_.rmsnorm(k + h * hd, L.k_norm.data(), k + h * hd, hd, hp_.rms_eps);
+      }
+      kt_.rope(q, n_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
+      kt_.rope(k, n_kv_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
+      row_kv_[t]->store(layer, row_pos_[t], k, v);
     }
-    if (!L.q_norm.empty()) {
-      for (int64_t h = 0; h < n_heads; ++h)
-        kt_.rmsnorm(q + h * hd, L.q_norm.data(), q + h * hd, hd, hp_.rms_eps);
-      for (int64_t h = 0; h < n_kv_heads; ++h)
-        kt_.rmsnorm(k + h * hd, L.k_norm.data(), k + h * hd, hd, hp_.rms_eps);
-    }
-    kt_.rope(q, n_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
-    kt_.rope(k, n_kv_heads, hd, hp_.n_rot, &cos_[t * half], &sin_[t * half], hp_.rope_style);
-    row_kv_[t]->store(layer, row_pos_[t], k, v);
-  }
+  });
 
   // Heads of this shard that share a KV head are passed together when the shard's head
   // range is aligned to the GQA groups (always, on one node), so that the kernel reads each
@@ -275,15 +290,17 @@ Status Transformer::finish_attention(const LayerWeights& L, int64_t n_tokens) {
   const int64_t dim = hp_.dim;
   linear(L.wo, att_.data(), n_tokens, o_.data());
   COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
-  kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
+  add_residual(n_tokens);
   return Status::ok();
 }
 
 Status Transformer::ffn_block(const LayerWeights& L, int64_t layer, int64_t n_tokens) {
   const int64_t dim = hp_.dim;
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    kt_.rmsnorm(&x_[t * dim], L.ffn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
-  }
+  for_rows(n_tokens, dim, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      kt_.rmsnorm(&x_[t * dim], L.ffn_norm.data(), &xn_[t * dim], dim, hp_.rms_eps);
+    }
+  });
   if (moe_ && hp_.layer_is_moe(shard_.layer_begin + layer)) {
     moe_->forward(L, layer, xn_.data(), n_tokens, o_.data(), workspace_.data());
   } else if (L.w_gate.data == nullptr) {
@@ -293,12 +310,22 @@ Status Transformer::ffn_block(const LayerWeights& L, int64_t layer, int64_t n_to
     const kernels::MatmulOutput gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
     kernels::matmul_shared_input(kt_, pool_, gate_up, xn_.data(), L.w_gate.cols, n_tokens,
                                  workspace_.data());
-    kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n_tokens * L.w_gate.rows);
+    const int64_t ffn = L.w_gate.rows;
+    for_rows(n_tokens, ffn, [&](int64_t t0, int64_t t1) {
+      kt_.silu_mul(&gate_[t0 * ffn], &up_[t0 * ffn], &gate_[t0 * ffn], (t1 - t0) * ffn);
+    });
     linear(L.w_down, gate_.data(), n_tokens, o_.data());
   }
   COHORT_RETURN_IF_ERROR(comm_.all_reduce_sum(o_.data(), n_tokens * dim, timeout_ms_));
-  kt_.add(x_.data(), o_.data(), x_.data(), n_tokens * dim);
+  add_residual(n_tokens);
   return Status::ok();
+}
+
+void Transformer::add_residual(int64_t n_tokens) {
+  const int64_t dim = hp_.dim;
+  for_rows(n_tokens, dim, [&](int64_t t0, int64_t t1) {
+    kt_.add(&x_[t0 * dim], &o_[t0 * dim], &x_[t0 * dim], (t1 - t0) * dim);
+  });
 }
 
 Status Transformer::forward(int64_t n_tokens, int64_t pos0, KvCache& kv, const ForwardIo& io) {

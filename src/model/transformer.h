@@ -97,7 +97,14 @@ class Transformer {
   // attn_output of att_, summed over ranks, added to the residual.
   Status finish_attention(const LayerWeights& L, int64_t n_tokens);
   Status ffn_block(const LayerWeights& L, int64_t layer, int64_t n_tokens);
+  // x_ += o_ over the first n_tokens rows.
+  void add_residual(int64_t n_tokens);
   void linear(const kernels::WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+  // fn(t0, t1) over rows [0, n_tokens) split among the pool's threads (each row's work,
+  // ~units_per_row multiply-adds, on one thread, so its bits do not depend on the split), or
+  // on the calling thread alone when there is too little work to share (a decode step).
+  template <typename Fn>
+  void for_rows(int64_t n_tokens, int64_t units_per_row, Fn&& fn);
 
   HParams hp_;
   ShardSpec shard_;

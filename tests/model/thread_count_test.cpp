@@ -1,8 +1,9 @@
 // A forward pass gives the same logits, bit for bit, on any number of threads and whether the
 // threads balance their work (kernels::split_stealing) or keep fixed shares: every matrix
 // row and every attention head is computed the same whichever thread computes it. The model
-// is large enough that its products and its attention run on every thread (a 96-token
-// prompt, then single tokens that attend ~100 positions of 16 heads).
+// is large enough that its products, its attention and its per-row steps (norms, rotation,
+// cache stores, activation, residual adds: Transformer::for_rows) run on every thread (a
+// 160-token prompt, then single tokens that attend ~160 positions of 16 heads).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -19,7 +20,7 @@
 namespace cohort {
 namespace {
 
-constexpr int64_t kPrompt = 96, kSteps = 4;
+constexpr int64_t kPrompt = 160, kSteps = 4;
 
 // The logits after the prompt and after each of kSteps single tokens.
 std::vector<std::vector<float>> thread_logits_by_step(const format::GgufFile& file, int threads) {
