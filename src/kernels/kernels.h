@@ -35,6 +35,12 @@ struct GemmArgs {
   // a product over columns [0, n) taken as slices [0, c) then [c, n) (the second with
   // accumulate) gives the bits of one call over [0, n).
   bool accumulate = false;
+  // Optional: the activations of tokens [0, a_layout_tokens) as the type's
+  // Packed::prompt_layout laid them out for its prompt tiles (each product's threads lay them
+  // out once together instead of each its own copy); a packed gemm over exactly those tokens
+  // reads them from here.
+  const float* a_layout = nullptr;
+  int64_t a_layout_tokens = 0;
 };
 
 // How one weight type is multiplied with activations. A matvec converts the activation
@@ -78,6 +84,12 @@ struct TypeOps {
     // block by block in column order): then a wide matrix packs as column slices
     // (kernels/matmul.h WeightMatrix::slice_cols).
     bool accumulates = false;
+    // Optional (null when gemm reads the activations as they are): bytes of the layout of
+    // `tokens` tokens of n elements, and share ith of nth of laying out tokens [0, tokens) of
+    // g's activations (g.a, g.a_stride, g.n) into dst (the shares together write all of it
+    // once, each its own bytes), for GemmArgs::a_layout.
+    size_t (*prompt_layout_bytes)(int64_t n, int64_t tokens) = nullptr;
+    void (*prompt_layout)(const GemmArgs& g, int64_t tokens, void* dst, int ith, int nth) = nullptr;
   } packed;
 };
 

@@ -41,9 +41,21 @@ inline void prefetch_bytes(const uint8_t* p, size_t n) {
 
 }  // namespace
 
+namespace {
+
+// Where the prompt layout starts in a workspace: after the converted activations, on a line.
+size_t layout_offset(const TypeOps& ops, int64_t cols, int64_t n_tokens) {
+  const size_t act = row_bytes(ops.vec_dot_type, cols) * static_cast<size_t>(n_tokens);
+  return (act + 63) / 64 * 64;
+}
+
+}  // namespace
+
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens) {
-  const DType at = k.types[static_cast<uint32_t>(w.type)].vec_dot_type;
-  return row_bytes(at, w.cols) * static_cast<size_t>(n_tokens);
+  const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
+  const size_t act = row_bytes(ops.vec_dot_type, w.cols) * static_cast<size_t>(n_tokens);
+  if (ops.packed.prompt_layout_bytes == nullptr || n_tokens < 2) return act;
+  return layout_offset(ops, w.cols, n_tokens) + ops.packed.prompt_layout_bytes(w.cols, n_tokens);
 }
 
 namespace {
@@ -135,6 +147,27 @@ uint64_t next_activation_version() {
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// For a packed product of several tokens whose type lays its activations out for its prompt
+// tiles (Packed::prompt_layout): that layout of act's n_tokens tokens, made once on every
+// thread of pool into workspace past the converted activations, for each segment's
+// GemmArgs::a_layout; else null. Matrices in column slices keep reading act.
+const float* prompt_layout(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w,
+                           const uint8_t* act, int64_t n_tokens, void* workspace) {
+  const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
+  if (ops.packed.prompt_layout == nullptr || w.packed == nullptr || n_tokens < 2 ||
+      (w.slice_cols > 0 && w.slice_cols != w.cols)) {
+    return nullptr;
+  }
+  GemmArgs g;
+  g.n = w.cols;
+  g.a = act;
+  g.a_stride = row_bytes(ops.vec_dot_type, w.cols);
+  auto* dst = static_cast<uint8_t*>(workspace) + layout_offset(ops, w.cols, n_tokens);
+  pool.run_sized(w.cols * n_tokens,
+                 [&](int ith, int nth) { ops.packed.prompt_layout(g, n_tokens, dst, ith, nth); });
+  return reinterpret_cast<const float*>(dst);
+}
+
 // One output of a batched product: the gemm (packed or row-major) of w, its panels of
 // panel_rows rows (1 when unpacked), their first index in the product's list.
 struct Segment {
@@ -153,7 +186,8 @@ int64_t slices_of(const WeightMatrix& w) {
 // slices, slice `slice`: its panels and activations, adding to what the slices before it
 // left in y.
 Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* act,
-                   uint64_t act_version, float* y, int64_t slice = 0) {
+                   uint64_t act_version, float* y, int64_t slice = 0, const float* layout = nullptr,
+                   int64_t layout_tokens = 0) {
   const TypeOps& ops = k.types[static_cast<uint32_t>(w.type)];
   const bool packed = w.packed != nullptr && ops.packed.gemm != nullptr;
   const int64_t cols = packed && w.slice_cols > 0 ? w.slice_cols : w.cols;
@@ -166,6 +200,8 @@ Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* a
   s.g.a_stride = row_bytes(ops.vec_dot_type, w.cols);
   s.g.accumulate = slice > 0;
   s.g.a_version = act_version;
+  s.g.a_layout = layout;
+  s.g.a_layout_tokens = layout_tokens;
   s.g.y = y;
   s.g.y_stride = w.rows;
   s.rows = w.rows;
@@ -232,13 +268,16 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   }
   const uint8_t* act = convert_activations(k, pool, w0, x, x_stride, n_tokens, workspace);
   const uint64_t version = next_activation_version();
+  // One layout serves every output (one type and width); a gemm without a use for it
+  // (unpacked) ignores it.
+  const float* layout = prompt_layout(k, pool, w0, act, n_tokens, workspace);
   // Matrices in column slices: one fork-join per slice over every output's panels of it.
   const int64_t slices = slices_of(w0);
   for (int64_t slice = 0; slice < slices; ++slice) {
     Segment segs[kMaxSharedOutputs];
     int64_t panels = 0, units = 0;
     for (size_t i = 0; i < outs.size(); ++i) {
-      segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y, slice);
+      segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y, slice, layout, n_tokens);
       segs[i].first_panel = panels;
       panels += segs[i].panels;
       units += outs[i].w->rows * w0.cols / slices * n_tokens;
@@ -258,7 +297,9 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
   // batched kernel, each thread on its share of the rows for every token (it tiles rows and
   // tokens itself); for one token too, so that batching never changes a token's bits.
   const uint64_t version = next_activation_version();
-  const Segment seg = segment_of(k, w, act_base, version, y);
+  const Segment seg =
+      segment_of(k, w, act_base, version, y, 0,
+                 prompt_layout(k, pool, w, act_base, n_tokens, workspace), n_tokens);
   if (seg.gemm != nullptr) {
     // A sliced matrix: one fork-join per slice, each adding to the last one's sums.
     const int64_t slices = slices_of(w);

@@ -226,5 +226,44 @@ TEST(MatmulSplit, TermsFollowNewActivationsInTheSameWorkspace) {
   }
 }
 
+// A product whose type lays its activations out once for all its threads
+// (Packed::prompt_layout, the AVX-512 table's F16) gives the bits of one gemm call over every
+// row and token that lays them out itself: on 1, 2 and 3 threads (the layout's tiles split
+// three ways), for prompts of one tile, of several, and of more than one token block (300
+// tokens).
+TEST(MatmulPromptLayout, SharedLayoutGivesTheCallsBits) {
+  const KernelTable& k = best();
+  const TypeOps::Packed& p = ops_of(k, DType::kF16).packed;
+  if (p.prompt_layout == nullptr)
+    GTEST_SKIP() << "this table's F16 prompt reads its activations as they are";
+  ThreadPool one(1);
+  const int64_t cols = 320, rows = 200;  // cols: two chunks and a part; rows: a partial panel
+  const Matrix a(k, one, DType::kF16, rows, cols, 23, true);
+  ASSERT_NE(a.w.packed, nullptr);
+  for (int64_t n_tokens : {int64_t{4}, int64_t{29}, int64_t{300}}) {
+    SCOPED_TRACE(std::to_string(n_tokens) + " tokens");
+    const std::vector<float> x = inputs(n_tokens, cols);
+    GemmArgs g;
+    g.n = cols;
+    g.w = a.w.packed;
+    g.w_stride = a.w.panel_stride;
+    g.a = x.data();
+    g.a_stride = cols * sizeof(float);
+    std::vector<float> expect(rows * n_tokens);
+    g.y = expect.data();
+    g.y_stride = rows;
+    p.gemm(g, 0, rows, 0, n_tokens);
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      // NaN bytes, so that anything of the layout left unwritten shows.
+      std::vector<uint8_t> ws(matmul_workspace_bytes(k, a.w, n_tokens), 0xff);
+      std::vector<float> y(expect.size(), NAN);
+      matmul(k, pool, a.w, x.data(), cols, n_tokens, y.data(), ws.data());
+      EXPECT_EQ(std::memcmp(y.data(), expect.data(), y.size() * sizeof(float)), 0)
+          << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cohort::kernels

@@ -12,8 +12,9 @@
 // tokens (one broadcast per FMA, the tile of stops 29-31) ran 182 GFLOP/s, 32 rows x 14 tokens
 // 238-240, 64 rows x 6 tokens 248; in kernels_bench the 8192 x 2048 x 128 product went 194-199
 // -> 210-218 (32 rows) -> 228-234 GFLOP/s (64 rows: also 22 token tiles share each conversion
-// instead of 10). The activations are rearranged once per thread and product
-// (TileActivations), column-major within each tile ([column][token]), so that a tile's
+// instead of 10). The activations are rearranged once per product, by all its threads together
+// (Packed::prompt_layout, before the product's fork; a gemm called without it does its own,
+// TileActivations), column-major within each tile ([column][token]), so that a tile's
 // broadcasts are one pointer plus constant offsets. (Reading them in place through 6 row
 // pointers instead read 1B pp128 on one thread at 107-111 tok/s against 114.)
 //
@@ -162,37 +163,71 @@ constexpr InterleaveFn interleave_fn(int t) {
   return interleave_fn(t, std::make_integer_sequence<int, kPromptTokens>{});
 }
 
-// A call's activations (tokens [t0, t1) of g) rearranged for the tiles, per thread, made
-// again only when a call reads other activations (TermsKey): a product cut into many calls
-// of one panel each (matmul's stealing chunks) rearranges them once per thread, not once per
-// call. Token block b (tokens [b, b + bt) from t0, bt = its size) starts at b * n; in it
-// chunk k0's columns at k0 * bt; in that, the tile of tokens [s, s + take) at s * cols, token
-// j's activation at column c at c * take + j.
+// Tokens [t0, t1) of g's activations rearranged for the tiles, at `at`, n floats a token: token
+// block b (tokens [b, b + bt) from t0, bt = its size) starts at b * n; in it chunk k0's columns
+// at k0 * bt; in that, the tile of tokens [s, s + take) at s * cols, token j's activation at
+// column c at c * take + j. This call writes the tiles [tile_begin, tile_end) of all blocks'
+// tiles counted in order (every column of each).
+void lay_out_tiles(const GemmArgs& g, int64_t t0, int64_t t1, float* at, int64_t tile_begin,
+                   int64_t tile_end) {
+  const int64_t tokens = t1 - t0;
+  int64_t tile = 0;
+  for (int64_t b = 0; b < tokens && tile < tile_end; b += kTokenBlock) {
+    const int64_t bt = min64(kTokenBlock, tokens - b);
+    const Tiles tiles(bt);
+    const int first =
+        static_cast<int>(tile_begin > tile ? min64(tile_begin - tile, tiles.count) : 0);
+    const int last = static_cast<int>(min64(tile_end - tile, tiles.count));
+    tile += tiles.count;
+    for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
+      const int64_t cols = min64(kChunkCols, g.n - k0);
+      float* chunk = at + b * g.n + k0 * bt;
+      for (int ti = first; ti < last; ++ti) {
+        const int64_t s0 = tiles.start[ti];
+        const int take = static_cast<int>(tiles.start[ti + 1] - s0);
+        const float* rows[kPromptTokens];
+        for (int j = 0; j < take; ++j) {
+          rows[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) +
+                                                   (t0 + b + s0 + j) * g.a_stride) +
+                    k0;
+        }
+        interleave_fn(take)(rows, cols, chunk + s0 * cols);
+      }
+    }
+  }
+}
+
+// Token tiles of `tokens` tokens, all blocks together.
+int64_t tile_count(int64_t tokens) {
+  int64_t count = 0;
+  for (int64_t b = 0; b < tokens; b += kTokenBlock)
+    count += Tiles(min64(kTokenBlock, tokens - b)).count;
+  return count;
+}
+
+// Packed::prompt_layout_bytes and prompt_layout: lay_out_tiles of tokens [0, tokens), the
+// tiles split among the threads.
+size_t prompt_layout_bytes(int64_t n, int64_t tokens) {
+  return static_cast<size_t>(n * tokens) * sizeof(float);
+}
+void prompt_layout(const GemmArgs& g, int64_t tokens, void* dst, int ith, int nth) {
+  const int64_t count = tile_count(tokens);
+  const int64_t begin = count * ith / nth, end = count * (ith + 1) / nth;
+  if (begin < end) lay_out_tiles(g, 0, tokens, static_cast<float*>(dst), begin, end);
+}
+
+// A call's activations (tokens [t0, t1) of g) laid out for the tiles per thread, for calls
+// whose product did not lay them out once for all its threads (GemmArgs::a_layout), made again
+// only when a call reads other activations (TermsKey): a product cut into many calls of one
+// panel each rearranges them once per thread, not once per call.
 class TileActivations {
  public:
   const float* make(const GemmArgs& g, int64_t t0, int64_t t1) {
+    if (g.a_layout != nullptr && t0 == 0 && t1 == g.a_layout_tokens) return g.a_layout;
     if (!key_.fresh(g, t0, t1)) return buf_.data();
     const int64_t tokens = t1 - t0;
     float* at = buf_.reserve(static_cast<size_t>(tokens * g.n));
-    for (int64_t b = 0; b < tokens; b += kTokenBlock) {
-      const int64_t bt = min64(kTokenBlock, tokens - b);
-      const Tiles tiles(bt);
-      for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
-        const int64_t cols = min64(kChunkCols, g.n - k0);
-        float* chunk = at + b * g.n + k0 * bt;
-        for (int ti = 0; ti < tiles.count; ++ti) {
-          const int64_t s0 = tiles.start[ti];
-          const int take = static_cast<int>(tiles.start[ti + 1] - s0);
-          const float* rows[kPromptTokens];
-          for (int j = 0; j < take; ++j) {
-            rows[j] = reinterpret_cast<const float*>(static_cast<const uint8_t*>(g.a) +
-                                                     (t0 + b + s0 + j) * g.a_stride) +
-                      k0;
-          }
-          interleave_fn(take)(rows, cols, chunk + s0 * cols);
-        }
-      }
-    }
+    lay_out_tiles(g, t0, t1, at, 0, tile_count(tokens));
     return at;
   }
 
@@ -333,6 +368,8 @@ void fill_avx512_packed_f16(KernelTable& t) {
   p.panel_bytes = f16x64_panel_bytes;
   p.pack_panel = pack_f16x64;
   p.gemm = gemm_packed_f16_x16;
+  p.prompt_layout_bytes = prompt_layout_bytes;
+  p.prompt_layout = prompt_layout;
 }
 
 }  // namespace cohort::kernels
