@@ -39,11 +39,8 @@ inline void prefetch_bytes(const uint8_t* p, size_t n) {
   for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off, 0, 3);
 }
 
-}  // namespace
-
-namespace {
-
-// Where the prompt layout starts in a workspace: after the converted activations, on a line.
+// Where the prompt layout (Packed::prompt_layout) starts in a workspace: after the converted
+// activations, on a line.
 size_t layout_offset(const TypeOps& ops, int64_t cols, int64_t n_tokens) {
   const size_t act = row_bytes(ops.vec_dot_type, cols) * static_cast<size_t>(n_tokens);
   return (act + 63) / 64 * 64;

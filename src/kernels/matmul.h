@@ -57,7 +57,9 @@ size_t packed_bytes(const KernelTable& k, const WeightMatrix& w);
 // returns w with its packed form set to dst. dst must outlive every use of the result.
 WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, void* dst);
 
-// Bytes of activation workspace matmul() needs for n_tokens vectors against w.
+// Bytes of activation workspace matmul() needs for n_tokens vectors against w: the converted
+// activations and, for a type whose prompts lay them out once per product
+// (TypeOps::Packed::prompt_layout), that layout.
 size_t matmul_workspace_bytes(const KernelTable& k, const WeightMatrix& w, int64_t n_tokens);
 
 // y[t * w.rows + r] = sum_c w[r][c] * x[t * x_stride + c], for t < n_tokens, r < w.rows.
