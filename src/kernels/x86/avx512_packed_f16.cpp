@@ -223,7 +223,6 @@ void prompt_layout(const GemmArgs& g, int64_t tokens, void* dst, int ith, int nt
 class TileActivations {
  public:
   const float* make(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (g.a_layout != nullptr && t0 == 0 && t1 == g.a_layout_tokens) return g.a_layout;
     if (!key_.fresh(g, t0, t1)) return buf_.data();
     const int64_t tokens = t1 - t0;
     float* at = buf_.reserve(static_cast<size_t>(tokens * g.n));
@@ -305,10 +304,12 @@ void prompt_block(const GemmArgs& g, const float* at, int64_t q_begin, int64_t q
 }
 
 // The sub-panels holding rows [r0, r1): r0 starts a panel, sub-panels wholly past r1 (a last
-// panel's padding) are skipped.
+// panel's padding) are skipped. The activations as the product laid them out for all its
+// threads (GemmArgs::a_layout) when it did for these tokens, else this thread's own layout.
 void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t q_begin = r0 / kF16SubRows, q_end = (r1 + kF16SubRows - 1) / kF16SubRows;
-  const float* at = t_acts.make(g, t0, t1);
+  const bool shared = g.a_layout != nullptr && t0 == 0 && t1 == g.a_layout_tokens;
+  const float* at = shared ? g.a_layout : t_acts.make(g, t0, t1);
   for (int64_t t = t0; t < t1; t += kTokenBlock) {
     prompt_block(g, at + (t - t0) * g.n, q_begin, q_end, r1, t, min64(t + kTokenBlock, t1));
   }
