@@ -38,6 +38,18 @@ class ThreadPool {
   // Below this many multiply-adds (~10 us of work) a fork-join costs more than it saves.
   static constexpr int64_t kMinParallelUnits = 1 << 16;
 
+  // run_sized(units, ...) over [0, n) in split() shares: fn(begin, end) once for each
+  // thread's non-empty share, [0, n) on the calling thread alone when the work is small.
+  // For work whose items each take about the same time (a prompt's rows, a matrix's panels).
+  template <typename F>
+  void run_split(int64_t n, int64_t units, F&& fn) {
+    run_sized(units, [&](int ith, int nth) {
+      int64_t b, e;
+      split(n, ith, nth, &b, &e);
+      if (b < e) fn(b, e);
+    });
+  }
+
   template <typename F>
   void run(F&& fn) {
     using Fn = std::remove_reference_t<F>;

@@ -93,9 +93,7 @@ WeightMatrix pack(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w,
   const int64_t slice = slice_cols_for(p, w), slices = w.cols / slice;
   const size_t panel = p.panel_bytes(slice);
   const size_t slice_bytes = static_cast<size_t>(panels) * panel;
-  pool.run_sized(w.rows * w.cols, [&](int ith, int nth) {
-    int64_t p0, p1;
-    ThreadPool::split(panels * slices, ith, nth, &p0, &p1);
+  pool.run_split(panels * slices, w.rows * w.cols, [&](int64_t p0, int64_t p1) {
     for (int64_t i = p0; i < p1; ++i) {
       const int64_t s = i / panels, pi = i % panels;
       const int64_t r0 = pi * p.panel_rows, n_rows = std::min(p.panel_rows, w.rows - r0);
@@ -128,9 +126,7 @@ const uint8_t* convert_activations(const KernelTable& k, ThreadPool& pool, const
   COHORT_CHECK(act_ops.from_float != nullptr);
   const size_t act_row = row_bytes(ops.vec_dot_type, w.cols);
   auto* act = static_cast<uint8_t*>(workspace);
-  pool.run_sized(w.cols * n_tokens * 4, [&](int ith, int nth) {
-    int64_t t0, t1;
-    ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
+  pool.run_split(n_tokens, w.cols * n_tokens * 4, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       act_ops.from_float(x + t * x_stride, act + t * act_row, w.cols);
   });
@@ -241,11 +237,7 @@ void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t 
         chunks, [&](int, int64_t b, int64_t e) { run_panels(b * per, std::min(total, e * per)); });
     return;
   }
-  pool.run_sized(units, [&](int ith, int nth) {
-    int64_t p0, p1;
-    ThreadPool::split(total, ith, nth, &p0, &p1);
-    run_panels(p0, p1);
-  });
+  pool.run_split(total, units, run_panels);
 }
 
 }  // namespace
@@ -310,9 +302,7 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
   // Rows in tiles so that a tile of weights stays in cache while every token visits it.
   constexpr int64_t kRowTile = 16;
   const size_t w_row_bytes = row_bytes(w.type, w.cols);
-  pool.run_sized(w.rows * w.cols * n_tokens, [&](int ith, int nth) {
-    int64_t r0, r1;
-    ThreadPool::split(w.rows, ith, nth, &r0, &r1);
+  pool.run_split(w.rows, w.rows * w.cols * n_tokens, [&](int64_t r0, int64_t r1) {
     const auto* wbase = static_cast<const uint8_t*>(w.data);
     for (int64_t rt = r0; rt < r1; rt += kRowTile) {
       const int64_t rt_end = std::min(rt + kRowTile, r1);

@@ -101,11 +101,7 @@ void Transformer::linear(const kernels::WeightMatrix& w, const float* x, int64_t
 
 template <typename Fn>
 void Transformer::for_rows(int64_t n_tokens, int64_t units_per_row, Fn&& fn) {
-  pool_.run_sized(n_tokens * units_per_row, [&](int ith, int nth) {
-    int64_t t0, t1;
-    ThreadPool::split(n_tokens, ith, nth, &t0, &t1);
-    if (t0 < t1) fn(t0, t1);
-  });
+  pool_.run_split(n_tokens, n_tokens * units_per_row, fn);
 }
 
 Status Transformer::check_batch(std::span<const BatchSeq> seqs) const {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <vector>
@@ -45,6 +46,32 @@ TEST(ThreadPool, SplitCoversRangeExactly) {
         expect_begin = e;
       }
       EXPECT_EQ(expect_begin, n);
+    }
+  }
+}
+
+TEST(ThreadPool, RunSplitCoversRangeOnceInShares) {
+  for (int nth : {1, 2, 3}) {
+    ThreadPool pool(nth);
+    for (int64_t n : {0, 1, 2, 7, 1001}) {
+      // Enough work to fork: one call per non-empty share, in split()'s shares.
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> calls{0};
+      pool.run_split(n, ThreadPool::kMinParallelUnits, [&](int64_t b, int64_t e) {
+        ASSERT_LT(b, e);
+        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        calls.fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "item " << i;
+      EXPECT_EQ(calls.load(), std::min<int64_t>(n, nth)) << n << " items, " << nth << " threads";
+      // Too little work: the whole range in one call.
+      calls = 0;
+      pool.run_split(n, ThreadPool::kMinParallelUnits - 1, [&](int64_t b, int64_t e) {
+        EXPECT_EQ(b, 0);
+        EXPECT_EQ(e, n);
+        calls.fetch_add(1);
+      });
+      EXPECT_EQ(calls.load(), n > 0 ? 1 : 0);
     }
   }
 }
