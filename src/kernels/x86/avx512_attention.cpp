@@ -59,6 +59,20 @@ inline __m512 load16(const char* row, int64_t d) {
   }
 }
 
+// Values d .. d + 31 of a Q8_0 cache row (one block: d a multiple of 32) as two vectors of
+// floats, lo and hi, the same as load16<Kv::kQ8> at d and d + 16 but with the block's scale read
+// and widened once for both (it was once a vector: a scale takes a load, a move to a vector
+// register, a conversion and a broadcast, as much as the 16 values' own widening).
+inline void load32_q8(const char* row, int64_t d, __m512& lo, __m512& hi) {
+  const char* block = row + d / kQ8Block * kQ8BlockBytes;
+  uint16_t bits;
+  std::memcpy(&bits, block, sizeof bits);
+  const __m512 scale = _mm512_set1_ps(_cvtsh_ss(bits));
+  const auto* q = reinterpret_cast<const __m128i*>(block + 2);
+  lo = _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q))));
+  hi = _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q + 1))));
+}
+
 // e^x for 16 floats: the AVX2 exp_ps's range reduction and polynomial (simd_avx2.h), with
 // 2^n applied by vscalefps, which rounds a subnormal result once. x < -104 (-inf included)
 // gives 0, x > 88.73 +inf, NaN stays NaN.
@@ -145,15 +159,29 @@ inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride,
       const char* k0 = keys + (j + p) * key_stride;
 #pragma GCC unroll 4
       for (int u = 0; u < kRotPositions; ++u) ask.rows(j + p + u);
-      for (int64_t c = 0; c < hd / 16; ++c) {
-        __m512 kv[kRotPositions];
+      // Q8_0 keys a block (two vectors of dims) at a time; each accumulator still takes the
+      // vectors in order, so the same bits.
+      constexpr int kStep = kKind == Kv::kQ8 ? 2 : 1;
+      for (int64_t c = 0; c < hd / 16; c += kStep) {
+        __m512 kv[kStep][kRotPositions];
 #pragma GCC unroll 4
-        for (int u = 0; u < kRotPositions; ++u) kv[u] = load16<kKind>(k0 + u * key_stride, 16 * c);
+        for (int u = 0; u < kRotPositions; ++u) {
+          if constexpr (kKind == Kv::kQ8) {
+            load32_q8(k0 + u * key_stride, 16 * c, kv[0][u], kv[1][u]);
+          } else {
+            kv[0][u] = load16<kKind>(k0 + u * key_stride, 16 * c);
+          }
+        }
+#pragma GCC unroll 2
+        for (int e = 0; e < kStep; ++e) {
 #pragma GCC unroll 4
-        for (int r = 0; r < kQuad; ++r) {
-          const __m512 q = _mm512_loadu_ps(qr + 16 * (4 * c + r));
+          for (int r = 0; r < kQuad; ++r) {
+            const __m512 q = _mm512_loadu_ps(qr + 16 * (4 * (c + e) + r));
 #pragma GCC unroll 4
-          for (int u = 0; u < kRotPositions; ++u) acc[u][r] = _mm512_fmadd_ps(kv[u], q, acc[u][r]);
+            for (int u = 0; u < kRotPositions; ++u) {
+              acc[u][r] = _mm512_fmadd_ps(kv[e][u], q, acc[u][r]);
+            }
+          }
         }
       }
       __m512 pos[kRotPositions];
@@ -249,10 +277,17 @@ struct Lanes16 {
   static V exp(V x) { return exp16(x); }
   static float reduce_max(V x) { return _mm512_reduce_max_ps(x); }
   static float reduce_add(V x) { return _mm512_reduce_add_ps(x); }
+  // For Q8_0 and an even C, d is a multiple of 32 (pv_block's and stage_row's passes of C
+  // vectors start at multiples of 16 C), so the vectors pair into blocks.
   template <Kv kKind, int C>
   static void load_kv(const char* row, int64_t d, V out[C]) {
+    if constexpr (kKind == Kv::kQ8 && C % 2 == 0) {
+#pragma GCC unroll 2
+      for (int c = 0; c < C; c += 2) load32_q8(row, d + 16 * c, out[c], out[c + 1]);
+    } else {
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) out[c] = load16<kKind>(row, d + 16 * c);
+      for (int c = 0; c < C; ++c) out[c] = load16<kKind>(row, d + 16 * c);
+    }
   }
   template <Kv kKind>
   static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
