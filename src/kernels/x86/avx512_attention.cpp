@@ -60,9 +60,9 @@ inline __m512 load16(const char* row, int64_t d) {
 }
 
 // Values d .. d + 31 of a Q8_0 cache row (one block: d a multiple of 32) as two vectors of
-// floats, lo and hi, the same as load16<Kv::kQ8> at d and d + 16 but with the block's scale read
-// and widened once for both (it was once a vector: a scale takes a load, a move to a vector
-// register, a conversion and a broadcast, as much as the 16 values' own widening).
+// floats, lo and hi: load16<Kv::kQ8> at d and d + 16, with the block's scale read and widened
+// once for both instead of once each (a scale takes a load, a move to a vector register, a
+// conversion and a broadcast: as much as the 16 values' own widening).
 inline void load32_q8(const char* row, int64_t d, __m512& lo, __m512& hi) {
   const char* block = row + d / kQ8Block * kQ8BlockBytes;
   uint16_t bits;
