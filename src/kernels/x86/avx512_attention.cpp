@@ -41,6 +41,19 @@ AttentionFn g_avx2_attention = nullptr;
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int kRotPositions = 4;  // positions quad_scores multiplies at once
 
+// A Q8_0 block's f16 scale (its first two bytes) in every lane.
+inline __m512 q8_scale16(const char* block) {
+  uint16_t bits;
+  std::memcpy(&bits, block, sizeof bits);
+  return _mm512_set1_ps(_cvtsh_ss(bits));
+}
+
+// 16 int8 at p as floats.
+inline __m512 i8x16_to_ps(const char* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
 // Values d .. d + 15 of a cache row (one position of one KV head) as floats; d a multiple of
 // 16, so one Q8_0 block holds them all.
 template <Kv kKind>
@@ -51,11 +64,7 @@ inline __m512 load16(const char* row, int64_t d) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + d);
   } else {
     const char* block = row + d / kQ8Block * kQ8BlockBytes;
-    uint16_t bits;
-    std::memcpy(&bits, block, sizeof bits);
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + d % kQ8Block));
-    return _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(bits)),
-                         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+    return _mm512_mul_ps(q8_scale16(block), i8x16_to_ps(block + 2 + d % kQ8Block));
   }
 }
 
@@ -65,12 +74,9 @@ inline __m512 load16(const char* row, int64_t d) {
 // conversion and a broadcast: as much as the 16 values' own widening).
 inline void load32_q8(const char* row, int64_t d, __m512& lo, __m512& hi) {
   const char* block = row + d / kQ8Block * kQ8BlockBytes;
-  uint16_t bits;
-  std::memcpy(&bits, block, sizeof bits);
-  const __m512 scale = _mm512_set1_ps(_cvtsh_ss(bits));
-  const auto* q = reinterpret_cast<const __m128i*>(block + 2);
-  lo = _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q))));
-  hi = _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q + 1))));
+  const __m512 scale = q8_scale16(block);
+  lo = _mm512_mul_ps(scale, i8x16_to_ps(block + 2));
+  hi = _mm512_mul_ps(scale, i8x16_to_ps(block + 2 + 16));
 }
 
 // e^x for 16 floats: the AVX2 exp_ps's range reduction and polynomial (simd_avx2.h), with
