@@ -76,8 +76,8 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType
 }
 
 // The same step as the model lays its cache out and calls the kernel (model/transformer.cpp,
-// kv_cache.h): each KV head's positions contiguous (kv_stride = head_dim), F16 keys blocked
-// (AttentionArgs::keys_blocked), the cache in huge pages, one call per KV head with its 4
+// kv_cache.h): each KV head's positions contiguous (kv_stride = head_dim), F16 and Q8_0 keys
+// blocked (AttentionArgs::keys_blocked), the cache in huge pages, one call per KV head with its 4
 // query heads, over `layers` layers' caches in turn, so that from 4096 positions on the cache
 // comes from memory, not L3.
 void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
@@ -88,7 +88,8 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   for (float& x : q) x = rng.normal();
   std::vector<float> one(head_elems);
   const size_t head_bytes = row_bytes(type, head_elems);
-  const bool blocked = type == DType::kF16 && n_kv % kernels::kKeyBlock == 0;
+  const bool blocked =
+      (type == DType::kF16 || type == DType::kQ8_0) && n_kv % kernels::kKeyBlock == 0;
   Result<HugePageBuffer> kb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
   Result<HugePageBuffer> vb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
   if (!kb.is_ok() || !vb.is_ok()) {
@@ -110,7 +111,11 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
   std::vector<float> blocks(one.size());
   for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
     for (float& x : one) x = rng.normal();
-    if (blocked) {  // each key element where the kernels read it
+    if (blocked && type == DType::kQ8_0) {  // each position's key where the kernels read it
+      for (int64_t t = 0; t < n_kv; ++t) {
+        kernels::store_q8_blocked_key(&one[static_cast<size_t>(t * hd)], hd, t, k + h * head_bytes);
+      }
+    } else if (blocked) {  // each key element where the kernels read it
       for (int64_t t = 0; t < n_kv; ++t) {
         for (int64_t d = 0; d < hd; ++d) {
           blocks[static_cast<size_t>(kernels::key_index(a, t, 0, d))] =
@@ -118,7 +123,9 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
         }
       }
     }
-    quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
+    if (!blocked || type != DType::kQ8_0) {
+      quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
+    }
     for (float& x : one) x = rng.normal();
     quantize_row(type, one.data(), v + h * head_bytes, head_elems);
   }

@@ -121,13 +121,16 @@ struct AttentionArgs {
   int64_t kv_stride = 0;  // elements between consecutive positions
   float scale = 1.0f;     // applied to q.k, usually 1/sqrt(head_dim)
   float* out = nullptr;   // [n_heads][head_dim]
-  // Blocked keys (kF16 and kF32 only, head_dim a multiple of kKeyBlockDimStep): where
-  // keys_blocked, key element (t, kv_head, d) is at index kv_head * k_head_stride + (t /
+  // Blocked keys (head_dim a multiple of kKeyBlockDimStep): where keys_blocked, key element
+  // (t, kv_head, d) of an F16 or F32 cache is at index kv_head * k_head_stride + (t /
   // kKeyBlock) * kKeyBlock * head_dim + d * kKeyBlock + t % kKeyBlock, and k_head_stride is a
   // multiple of kKeyBlock * head_dim. A block holds its positions side by side for each dim, so
   // that vector lanes hold positions and a score is one chain of multiply-adds with no sum across
-  // lanes. The values keep the layout above. The slots of a last block's positions at or past n_kv
-  // are read and their scores discarded.
+  // lanes. A Q8_0 cache's blocked keys hold the same blocks of positions, each block's 32-dim
+  // groups one after another and each group its positions' scales before their int8 dim by dim
+  // (q8_key_scale_offset, q8_key_value_offset). The values keep the layout above. The slots of a
+  // last block's positions at or past n_kv are read (finite: zero will do) and their scores
+  // discarded.
   bool keys_blocked = false;
   int64_t k_head_stride = 0;
 };
@@ -146,6 +149,28 @@ inline int64_t key_index(const AttentionArgs& a, int64_t t, int64_t kv_head, int
   return kv_head * a.k_head_stride + (t / kKeyBlock) * kKeyBlock * a.head_dim + d * kKeyBlock +
          t % kKeyBlock;
 }
+
+// Blocked Q8_0 keys (AttentionArgs::keys_blocked, kv_type kQ8_0): a block of kKeyBlock
+// positions is head_dim / 32 groups of kQ8KeyGroupBytes, one for each 32 dims; a group is its
+// positions' f16 scales (kKeyBlock x 2 bytes), then for each of its 32 dims the positions'
+// int8 (kKeyBlock bytes, one cache line). Key element (t, d) is the scale at
+// q8_key_scale_offset times the int8 at q8_key_value_offset, byte offsets from the first
+// block of its KV head (kv_head * k_head_stride elements, i.e. k_head_stride / 32 * 34 bytes,
+// after AttentionArgs::k). The bytes are those of the row layout: 34 for each 32 elements.
+constexpr int64_t kQ8KeyGroupBytes = kKeyBlock * 34;
+inline int64_t q8_key_scale_offset(int64_t head_dim, int64_t t, int64_t d) {
+  return t / kKeyBlock * (head_dim / 32 * kQ8KeyGroupBytes) + d / 32 * kQ8KeyGroupBytes +
+         2 * (t % kKeyBlock);
+}
+inline int64_t q8_key_value_offset(int64_t head_dim, int64_t t, int64_t d) {
+  return t / kKeyBlock * (head_dim / 32 * kQ8KeyGroupBytes) + d / 32 * kQ8KeyGroupBytes +
+         2 * kKeyBlock + d % 32 * kKeyBlock + t % kKeyBlock;
+}
+
+// Writes position t's key (head_dim floats, head_dim a multiple of 32) into one KV head's
+// blocked Q8_0 keys at head: quantized as quantize_row_q8_0 quantizes a row, each scale and
+// int8 where q8_key_scale_offset and q8_key_value_offset say.
+void store_q8_blocked_key(const float* key, int64_t head_dim, int64_t t, void* head);
 
 struct KernelTable {
   const char* isa = "ref";

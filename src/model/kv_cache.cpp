@@ -40,11 +40,11 @@ Result<KvCache> KvCache::create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_
   }
   KvCache c;
   c.type_ = type;
+  c.n_layers_ = n_layers;
   c.n_ctx_ = n_ctx;
   c.row_elems_ = n_kv_heads * head_dim;
   c.head_dim_ = head_dim;
-  c.keys_blocked_ = with_values && type != DType::kQ8_0 &&
-                    head_dim % kernels::kKeyBlockDimStep == 0 &&
+  c.keys_blocked_ = with_values && head_dim % kernels::kKeyBlockDimStep == 0 &&
                     head_dim <= kernels::kKeyBlockMaxHeadDim;
   c.ctx_slots_ = c.keys_blocked_
                      ? (n_ctx + kernels::kKeyBlock - 1) / kernels::kKeyBlock * kernels::kKeyBlock
@@ -73,7 +73,12 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k_row, const float*
     const float* kh = k_row + h * head_dim_;
     const float* vh = has_values() ? v_row + h * head_dim_ : nullptr;
     if (type_ == DType::kQ8_0) {
-      quantize_row_q8_0(kh, k_.data() + off, head_dim_);
+      if (keys_blocked_) {
+        kernels::store_q8_blocked_key(
+            kh, head_dim_, pos, k_.data() + layer * layer_bytes_ + span_bytes(h * head_stride()));
+      } else {
+        quantize_row_q8_0(kh, k_.data() + off, head_dim_);
+      }
       if (vh) quantize_row_q8_0(vh, v_.data() + off, head_dim_);
       continue;
     }

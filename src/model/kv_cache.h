@@ -8,12 +8,13 @@
 // position of the normed latent and the roped shared key part (one "head" of row_elems
 // values); v() is then null. It is F16 or F32 only.
 //
-// Blocked keys: in an F16 or F32 cache whose head_dim is a multiple of
+// Blocked keys: in a cache with values whose head_dim is a multiple of
 // kernels::kKeyBlockDimStep (16) and at most kernels::kKeyBlockMaxHeadDim, each KV head's
 // keys are blocks of kernels::kKeyBlock (64) positions laid out dim by dim (kernels.h
-// AttentionArgs::keys_blocked), so that the attention kernels score a vector of positions at
+// AttentionArgs::keys_blocked; a Q8_0 block's scales and int8 as kernels.h
+// q8_key_scale_offset says), so that the attention kernels score a vector of positions at
 // a time without sums across lanes, reading a block in address order; n_ctx is then rounded
-// up to whole blocks. The values, Q8_0 caches and latent caches keep positions as rows.
+// up to whole blocks. The values and latent caches keep positions as rows.
 //
 // The keys and the values each live in a HugePageBuffer (move-only): at depth a decode step
 // streams the cache like the weights, and in 2 MiB pages its TLB misses are 512 times fewer
@@ -48,6 +49,11 @@ class KvCache {
   bool keys_blocked() const { return keys_blocked_; }
   DType type() const { return type_; }
   size_t bytes() const { return k_.size() + v_.size(); }
+  // Bytes one position takes in every layer, keys and values (bytes() but for the slots a
+  // blocked cache rounds its context up by).
+  size_t bytes_per_position() const {
+    return (has_values() ? 2 : 1) * static_cast<size_t>(n_layers_) * span_bytes(row_elems_);
+  }
   // Bytes of n consecutive elements of one KV head (n a multiple of the type's block size).
   size_t span_bytes(int64_t n) const { return row_bytes(type_, n); }
 
@@ -73,7 +79,7 @@ class KvCache {
   static Result<KvCache> create_impl(int64_t n_layers, int64_t n_ctx, int64_t n_kv_heads,
                                      int64_t head_dim, DType type, bool with_values);
 
-  int64_t n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
+  int64_t n_layers_ = 0, n_ctx_ = 0, row_elems_ = 0, head_dim_ = 0;
   int64_t ctx_slots_ = 0;  // n_ctx rounded up to whole key blocks where keys are blocked
   bool keys_blocked_ = false;
   size_t layer_bytes_ = 0;

@@ -163,7 +163,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       o.depth + std::max<int64_t>({o.n_prompt, o.n_gen > 0 ? kGenPromptTokens + o.n_gen : 0, 1});
   COHORT_ASSIGN_OR_RETURN(model::KvCache kv, m->new_cache(n_ctx, o.kv_type));
   if (o.depth > 0) fill_depth(kv, hp.n_layers, o.depth);
-  const double kv_bytes_per_pos = static_cast<double>(kv.bytes()) / static_cast<double>(n_ctx);
+  const double kv_bytes_per_pos = static_cast<double>(kv.bytes_per_position());
   // Bytes of cache a test's tokens read on average: token i of the test attends positions
   // [0, first + i].
   auto kv_read = [&](int64_t first, int64_t n) {
@@ -247,7 +247,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   }
   for (BenchResult& r : out) {
     r.kv_type = std::string(dtype_name(o.kv_type));
-    r.kv_bytes_per_pos = kv.bytes() / static_cast<uint64_t>(n_ctx);
+    r.kv_bytes_per_pos = kv.bytes_per_position();
   }
   if (usage && model.expert_usage()) *usage = *model.expert_usage();
   return out;

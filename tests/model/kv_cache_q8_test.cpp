@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,11 @@ TEST(KvCacheQ8, StoredRowsDecodeWithinHalfAStepAndTakeTheirBytes) {
   const int64_t n_layers = 2, n_ctx = 5, n_kv_heads = 3, hd = 64;
   auto kv = model::KvCache::create(n_layers, n_ctx, n_kv_heads, hd, DType::kQ8_0);
   ASSERT_TRUE(kv.is_ok()) << kv.status().message();
-  // Keys and values of every position and layer: hd / 32 blocks of 34 bytes per KV head.
-  EXPECT_EQ(kv->bytes(), static_cast<size_t>(2 * n_layers * n_ctx * n_kv_heads * (hd / 32) * 34));
-  // 34 bytes for F16's 64, at a context of whole key blocks (an F16 cache rounds its context
-  // up to them: kv_cache.h).
+  // Keys and values of every position and layer: hd / 32 blocks of 34 bytes per KV head, the
+  // context rounded up to whole key blocks (kv_cache.h: the keys are blocked).
   const int64_t whole = kernels::kKeyBlock;
+  EXPECT_EQ(kv->bytes(), static_cast<size_t>(2 * n_layers * whole * n_kv_heads * (hd / 32) * 34));
+  // 34 bytes for F16's 64.
   auto q8_whole = model::KvCache::create(n_layers, whole, n_kv_heads, hd, DType::kQ8_0);
   auto f16 = model::KvCache::create(n_layers, whole, n_kv_heads, hd, DType::kF16);
   ASSERT_TRUE(q8_whole.is_ok() && f16.is_ok());
@@ -53,11 +54,23 @@ TEST(KvCacheQ8, StoredRowsDecodeWithinHalfAStepAndTakeTheirBytes) {
         for (bool keys : {true, false}) {
           const auto* head =
               static_cast<const uint8_t*>(keys ? kv->k_head(l, h) : kv->v_head(l, h));
-          const uint8_t* row = head + kv->span_bytes(pos * hd);
-          dequantize_row_q8_0(row, decoded.data(), hd);
+          // A position's blocks: a row of the values; the keys' gathered from their blocked
+          // layout (kernels.h q8_key_scale_offset).
+          BlockQ8_0 blocks[hd / kQK];
+          if (keys) {
+            ASSERT_TRUE(kv->keys_blocked());
+            for (int64_t i = 0; i < hd; ++i) {
+              BlockQ8_0& b = blocks[i / kQK];
+              std::memcpy(&b.d, head + kernels::q8_key_scale_offset(hd, pos, i), sizeof b.d);
+              std::memcpy(&b.qs[i % kQK], head + kernels::q8_key_value_offset(hd, pos, i), 1);
+            }
+          } else {
+            std::memcpy(blocks, head + kv->span_bytes(pos * hd), sizeof blocks);
+          }
+          dequantize_row_q8_0(blocks, decoded.data(), hd);
           const float* want = (keys ? k.data() : v.data()) + h * hd;
           for (int64_t b = 0; b < hd / kQK; ++b) {
-            const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
+            const BlockQ8_0* block = &blocks[b];
             const float half_step = 0.5f * fp16_to_f32(block->d) * 1.0001f;
             for (int64_t i = b * kQK; i < (b + 1) * kQK; ++i) {
               ASSERT_LE(std::fabs(decoded[static_cast<size_t>(i)] - want[i]), half_step)

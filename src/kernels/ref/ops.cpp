@@ -2,6 +2,7 @@
 // tested against. Sums and dot products accumulate in float, in index order.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "core/fp16.h"
@@ -67,6 +68,18 @@ inline float kv_at(const void* base, DType type, int64_t index) {
   return static_cast<const float*>(base)[index];
 }
 
+// Key element (t, kv_head, d) in any layout (AttentionArgs::keys_blocked).
+inline float key_at(const AttentionArgs& a, int64_t t, int64_t kvh, int64_t d) {
+  if (!a.keys_blocked || a.kv_type != DType::kQ8_0) {
+    return kv_at(a.k, a.kv_type, key_index(a, t, kvh, d));
+  }
+  const auto* head = static_cast<const uint8_t*>(a.k) + kvh * a.k_head_stride / kQK * 34;
+  uint16_t scale;
+  std::memcpy(&scale, head + q8_key_scale_offset(a.head_dim, t, d), sizeof scale);
+  const auto q = static_cast<int8_t>(head[q8_key_value_offset(a.head_dim, t, d)]);
+  return fp16_to_f32(scale) * static_cast<float>(q);
+}
+
 void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end, float* scratch) {
   const int64_t group = a.n_heads / a.n_kv_heads;
   const int64_t hd = a.head_dim;
@@ -82,7 +95,7 @@ void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end,
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t t = 0; t < n_kv; ++t) {
       float dot = 0.0f;
-      for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_at(a.k, a.kv_type, key_index(a, t, kvh, d));
+      for (int64_t d = 0; d < hd; ++d) dot += q[d] * key_at(a, t, kvh, d);
       scratch[t] = a.scale * dot;
       mx = scratch[t] > mx ? scratch[t] : mx;
     }

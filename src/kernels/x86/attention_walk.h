@@ -18,10 +18,11 @@
 //   - out += sum_t p_t v_t for up to 4 heads, each V vector converted once for the quad.
 // At the end out is divided by l.
 //
-// Blocked keys (kernels.h AttentionArgs::keys_blocked, F16/F32 caches of the model): every
-// quad reads the tile's key blocks in place (L::block_scores: lanes hold positions, one FMA
-// chain a score over the head dim, no sums across lanes), the queries as they are; with
-// several quads (a prompt's rows) F16 blocks are converted to floats once per tile first.
+// Blocked keys (kernels.h AttentionArgs::keys_blocked, the model's caches): every quad reads
+// the tile's key blocks in place (L::block_scores: lanes hold positions, one FMA chain a score
+// over the head dim, no sums across lanes), the queries as they are; with several quads (a
+// prompt's rows) F16 and Q8_0 blocks are converted to floats once per tile first
+// (L::load_q8_key: dim d of a vector of positions of a Q8_0 block, as floats).
 //
 // Exactness: L::quad_scores adds a (head, position) score's products in an order fixed by
 // the head dim alone, whatever the other heads of its quad, its slot there and whether the
@@ -36,6 +37,10 @@
 //   zero, set1, load (aligned), loadu, store, storeu, add, sub, mul, max, fmadd(a, b, c) =
 //   a * b + c, exp, reduce_max, reduce_add;
 //   load_kv<kKind, C>(row, d, V out[C]): values d .. d + C * kLanes of a cache row as floats;
+//   load_q8_key(kblk, d, j): dim d of positions j .. j + kLanes of a block of Q8_0 keys, as
+//   floats (each the position's scale times its int8);
+//   block_scores<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask): the scores of NQ heads
+//   against positions [0, cnt) of a key block;
 //   quad_scores<kKind>(q, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask): s[i *
 //   s_stride + j] = scale * q_i . k_j for the quad's n heads and positions j < cnt8 (a
 //   multiple of 8) of key rows key_stride bytes apart, asking for rows ahead as ask says.
@@ -332,16 +337,24 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
       if constexpr (!kBlocked) {
         std::fill(kbuf + (cnt - staged_from) * hd, kbuf + (cnt8 - staged_from) * hd, 0.0f);
       }
-      // Blocked F16 keys that several quads read (a prompt's rows) are converted once, to
-      // floats in the same layout: the same values in the same order, so the same bits.
-      // (Head dims up to kWalkKBufFloats / kKeyBlock: a block fits kbuf.)
+      // Blocked F16 or Q8_0 keys that several quads read (a prompt's rows) are converted
+      // once, to floats in the F32 blocked layout: the same values in the same order, so the
+      // same bits. (Head dims up to kWalkKBufFloats / kKeyBlock: a block fits kbuf.)
       const bool blocks_staged =
-          kBlocked && kKind == Kv::kF16 && qe - qi > 1 && kKeyBlock * hd <= kWalkKBufFloats;
+          kBlocked && kKind != Kv::kF32 && qe - qi > 1 && kKeyBlock * hd <= kWalkKBufFloats;
       if (blocks_staged) {
-        for (int64_t i = 0; i < kKeyBlock * hd; i += w) {
-          V x[1];
-          L::template load_kv<kKind, 1>(k_tile, i, x);
-          L::store(kbuf + i, x[0]);
+        if constexpr (kKind == Kv::kQ8) {
+          for (int64_t d = 0; d < hd; ++d) {
+            for (int64_t j = 0; j < kKeyBlock; j += w) {
+              L::store(kbuf + d * kKeyBlock + j, L::load_q8_key(k_tile, d, j));
+            }
+          }
+        } else {
+          for (int64_t i = 0; i < kKeyBlock * hd; i += w) {
+            V x[1];
+            L::template load_kv<kKind, 1>(k_tile, i, x);
+            L::store(kbuf + i, x[0]);
+          }
         }
       }
 
@@ -422,11 +435,9 @@ void walk_attention(const AttentionArgs& a, int64_t head_begin, int64_t head_end
   thread_local GrowArray<Quad> quad_store;
   for (int64_t hb = head_begin; hb < head_end; hb += kWalkMaxHeads) {
     const int64_t he = std::min(head_end, hb + kWalkMaxHeads);
-    if constexpr (kKind != Kv::kQ8) {  // Q8_0 keys are never blocked (kernels.h)
-      if (a.keys_blocked) {
-        attend_heads<L, kKind, true>(a, hb, he, qr_store, quad_store);
-        continue;
-      }
+    if (a.keys_blocked) {
+      attend_heads<L, kKind, true>(a, hb, he, qr_store, quad_store);
+      continue;
     }
     attend_heads<L, kKind, false>(a, hb, he, qr_store, quad_store);
   }

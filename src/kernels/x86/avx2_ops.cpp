@@ -196,11 +196,51 @@ inline void head_scores8(const float* q, const char* keys, int64_t key_stride, i
   }
 }
 
+// Dim d of positions j .. j + 7 of a block of Q8_0 keys (kernels.h q8_key_value_offset): each
+// the position's scale times its int8, the float the reference multiplies.
+inline __m256 q8_key8(const char* kblk, int64_t d, int64_t j) {
+  const char* group = kblk + d / kQ8Block * kQ8KeyGroupBytes;
+  const __m256 scales =
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j)));
+  return _mm256_mul_ps(scales, i8x8_to_ps(group + 2 * kKeyBlock + d % kQ8Block * kKeyBlock + j));
+}
+
+// Positions j0 .. j0 + 15 of a key block, one dim at a time as two vectors of floats. Blocked
+// Q8_0 keys are read a 32-dim group at a time (kDims), the group's scales loaded once by
+// start(): each value the scale times its int8, q8_key8's float; other kinds in one run.
+template <Kv kKind>
+struct BlockKeys8 {
+  static constexpr int64_t kDims = kKind == Kv::kQ8 ? kQ8Block : kMaxHeadDim;
+  const char* kblk;
+  int64_t j0;
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  const char* ints = nullptr;
+  void start(int64_t g0) {
+    if constexpr (kKind == Kv::kQ8) {
+      const char* group = kblk + g0 / kQ8Block * kQ8KeyGroupBytes;
+      s0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j0)));
+      s1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j0 + 16)));
+      ints = group + 2 * kKeyBlock + j0;
+    }
+  }
+  void load(int64_t d, __m256& k0, __m256& k1) const {
+    if constexpr (kKind == Kv::kQ8) {
+      const char* row = ints + d % kQ8Block * kKeyBlock;
+      k0 = _mm256_mul_ps(s0, i8x8_to_ps(row));
+      k1 = _mm256_mul_ps(s1, i8x8_to_ps(row + 8));
+    } else {
+      k0 = load_kv8<kKind>(kblk, kKeyBlock * d + j0);
+      k1 = load_kv8<kKind>(kblk, kKeyBlock * d + j0 + 8);
+    }
+  }
+};
+
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
 // are, hd floats apart) against positions [0, cnt) of the key block at kblk (a tile, cnt <=
 // kKeyBlock), 16 positions (two vectors) a pass: s[i * s_stride + p] = scale * q_i . k_p for p
-// up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1; asks for the rows
-// ahead, one position a dim.
+// up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1 (for Q8_0 keys the
+// same bits as the block dequantized to floats first: the walk's staged blocks); asks for the
+// rows ahead, one position a dim.
 template <Kv kKind, int NQ>
 inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                           float* s, int64_t s_stride, const TileAsk& ask) {
@@ -210,15 +250,19 @@ inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t 
     __m256 acc[NQ][2];
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < hd; ++d) {
-      if (d < n_ask) ask.rows(j0 + d);
-      const __m256 k0 = load_kv8<kKind>(kblk, kKeyBlock * d + j0);
-      const __m256 k1 = load_kv8<kKind>(kblk, kKeyBlock * d + j0 + 8);
+    BlockKeys8<kKind> keys{kblk, j0};
+    for (int64_t g0 = 0; g0 < hd; g0 += BlockKeys8<kKind>::kDims) {
+      keys.start(g0);
+      for (int64_t d = g0; d < std::min(hd, g0 + BlockKeys8<kKind>::kDims); ++d) {
+        if (d < n_ask) ask.rows(j0 + d);
+        __m256 k0, k1;
+        keys.load(d, k0, k1);
 #pragma GCC unroll 4
-      for (int i = 0; i < NQ; ++i) {
-        const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
-        acc[i][0] = _mm256_fmadd_ps(qb, k0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(qb, k1, acc[i][1]);
+        for (int i = 0; i < NQ; ++i) {
+          const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
+          acc[i][0] = _mm256_fmadd_ps(qb, k0, acc[i][0]);
+          acc[i][1] = _mm256_fmadd_ps(qb, k1, acc[i][1]);
+        }
       }
     }
     for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
@@ -274,6 +318,7 @@ struct Lanes8 {
                            float* s, int64_t s_stride, const TileAsk& ask) {
     block_scores8<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
   }
+  static V load_q8_key(const char* kblk, int64_t d, int64_t j) { return q8_key8(kblk, d, j); }
 };
 
 // One value of a float or half cache row (the generic path's tails; a Q8_0 row has none).
@@ -290,6 +335,21 @@ inline float kv_scalar(const char* row, int64_t d) {
   }
 }
 
+// Key element (t, kvh, d) of blocked keys (kernels.h AttentionArgs::keys_blocked).
+template <Kv kKind>
+inline float blocked_key(const AttentionArgs& a, int64_t t, int64_t kvh, int64_t d) {
+  const auto* k = static_cast<const char*>(a.k);
+  if constexpr (kKind == Kv::kQ8) {
+    const char* head = k + kv_bytes<kKind>(kvh * a.k_head_stride);
+    uint16_t bits;
+    std::memcpy(&bits, head + q8_key_scale_offset(a.head_dim, t, d), sizeof bits);
+    const auto q = static_cast<int8_t>(head[q8_key_value_offset(a.head_dim, t, d)]);
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits))) * static_cast<float>(q);
+  } else {
+    return kv_scalar<kKind>(k, key_index(a, t, kvh, d));
+  }
+}
+
 // Two-pass fallback for any head_dim: scores into scratch, softmax, then out = sum p_t v_t.
 template <Kv kKind>
 void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
@@ -303,13 +363,11 @@ void attend_head_generic(const AttentionArgs& a, int64_t h, float* scratch) {
   const auto* k = static_cast<const char*>(a.k);
   const auto* v = static_cast<const char*>(a.v);
   for (int64_t t = 0; t < n_kv; ++t) {
-    if constexpr (kKind != Kv::kQ8) {
-      if (a.keys_blocked) {  // one value at a time: this path is for unusual head dims
-        float dot = 0.0f;
-        for (int64_t d = 0; d < hd; ++d) dot += q[d] * kv_scalar<kKind>(k, key_index(a, t, kvh, d));
-        scratch[t] = dot * a.scale;
-        continue;
-      }
+    if (a.keys_blocked) {  // one value at a time: this path is for unusual head dims
+      float dot = 0.0f;
+      for (int64_t d = 0; d < hd; ++d) dot += q[d] * blocked_key<kKind>(a, t, kvh, d);
+      scratch[t] = dot * a.scale;
+      continue;
     }
     const char* row = k + kv_bytes<kKind>(t * a.kv_stride + kv_off);
     __m256 acc = _mm256_setzero_ps();

@@ -20,9 +20,11 @@
 // the weighted sum.
 //
 // Blocked keys (kernels.h AttentionArgs::keys_blocked: the model's F16 and F32 caches since
-// stop 37) take block_scores16 instead: a block's 64 positions in 4 vectors, a query value
-// broadcast per FMA, no rotations or sums across lanes; a decode step's attention in L2 read
-// 41.0 GB/s against the rotated scores' 33.2 (kernels_bench attention_model_f16, one thread).
+// stop 37, Q8_0 since stop 42) take block_scores16 instead: a block's 64 positions in 4
+// vectors, a query value broadcast per FMA, no rotations or sums across lanes; a decode step's
+// attention in L2 read 41.0 GB/s against the rotated scores' 33.2 (kernels_bench
+// attention_model_f16, one thread), and a Q8_0 cache's 32.0-33.9 us against 38.3-38.9 with its
+// keys in rows (attention_model_q8_0, docs/PERFORMANCE.md stop 42).
 #include <cstdint>
 #include <cstring>
 
@@ -204,10 +206,52 @@ inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride,
   }
 }
 
+// Dim d of positions j .. j + 15 of a block of Q8_0 keys (kernels.h q8_key_value_offset):
+// each the position's scale times its int8, the float the reference multiplies.
+inline __m512 q8_key16(const char* kblk, int64_t d, int64_t j) {
+  const char* group = kblk + d / kQ8Block * kQ8KeyGroupBytes;
+  const __m512 scales =
+      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 2 * j)));
+  return _mm512_mul_ps(scales, i8x16_to_ps(group + 2 * kKeyBlock + d % kQ8Block * kKeyBlock + j));
+}
+
+// The first 16 NB positions of a key block, one dim at a time as NB vectors of floats.
+// Blocked Q8_0 keys are read a 32-dim group at a time (kDims), the group's scales loaded once
+// by start(): each value the scale times its int8, q8_key16's float; other kinds in one run.
+template <Kv kKind, int NB>
+struct BlockKeys16 {
+  static constexpr int64_t kDims = kKind == Kv::kQ8 ? kQ8Block : kMaxHeadDim;
+  const char* kblk;
+  __m512 scales[NB] = {};
+  const char* ints = nullptr;
+  void start(int64_t g0) {
+    if constexpr (kKind == Kv::kQ8) {
+      const char* group = kblk + g0 / kQ8Block * kQ8KeyGroupBytes;
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) {
+        scales[b] =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 32 * b)));
+      }
+      ints = group + 2 * kKeyBlock;
+    }
+  }
+  void load(int64_t d, __m512 k[NB]) const {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      if constexpr (kKind == Kv::kQ8) {
+        k[b] = _mm512_mul_ps(scales[b], i8x16_to_ps(ints + d % kQ8Block * kKeyBlock + 16 * b));
+      } else {
+        k[b] = load16<kKind>(kblk, kKeyBlock * d + 16 * b);
+      }
+    }
+  }
+};
+
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
 // are, hd floats apart) against the first 16 NB positions of the key block at kblk (a tile):
 // s[i * s_stride + p] = scale * q_i . k_p. Lanes hold positions, so a score is one FMA chain
-// over d = 0 .. hd - 1, the same bits whatever the heads beside it; the block is read in
+// over d = 0 .. hd - 1, the same bits whatever the heads beside it (and for Q8_0 keys the same
+// as the block dequantized to floats first: the walk's staged blocks); the block is read in
 // address order, a dim's row of positions after another. Asks for the rows ahead of
 // positions [0, cnt), one a dim.
 template <Kv kKind, int NQ, int NB>
@@ -219,16 +263,19 @@ inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t c
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
   }
-  for (int64_t d = 0; d < hd; ++d) {
-    if (d < cnt) ask.rows(d);
-    __m512 k[NB];
+  BlockKeys16<kKind, NB> keys{kblk};
+  for (int64_t g0 = 0; g0 < hd; g0 += BlockKeys16<kKind, NB>::kDims) {
+    keys.start(g0);
+    for (int64_t d = g0; d < std::min(hd, g0 + BlockKeys16<kKind, NB>::kDims); ++d) {
+      if (d < cnt) ask.rows(d);
+      __m512 k[NB];
+      keys.load(d, k);
 #pragma GCC unroll 4
-    for (int b = 0; b < NB; ++b) k[b] = load16<kKind>(kblk, kKeyBlock * d + 16 * b);
+      for (int i = 0; i < NQ; ++i) {
+        const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
 #pragma GCC unroll 4
-    for (int i = 0; i < NQ; ++i) {
-      const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
-#pragma GCC unroll 4
-      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
+        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
+      }
     }
   }
   for (int64_t u = hd; u < cnt; ++u) ask.rows(u);
@@ -295,6 +342,7 @@ struct Lanes16 {
       for (int c = 0; c < C; ++c) out[c] = load16<kKind>(row, d + 16 * c);
     }
   }
+  static V load_q8_key(const char* kblk, int64_t d, int64_t j) { return q8_key16(kblk, d, j); }
   template <Kv kKind>
   static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
                           int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
