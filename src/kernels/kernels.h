@@ -171,6 +171,9 @@ inline int64_t q8_key_value_offset(int64_t head_dim, int64_t t, int64_t d) {
 // blocked Q8_0 keys at head: quantized as quantize_row_q8_0 quantizes a row, each scale and
 // int8 where q8_key_scale_offset and q8_key_value_offset say.
 void store_q8_blocked_key(const float* key, int64_t head_dim, int64_t t, void* head);
+// Key element (t, kv_head, d) of a's blocked Q8_0 keys as a float: its scale times its int8
+// (one value at a time: the reference's and the generic paths' read).
+float q8_blocked_key(const AttentionArgs& a, int64_t t, int64_t kv_head, int64_t d);
 
 struct KernelTable {
   const char* isa = "ref";

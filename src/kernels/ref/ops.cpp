@@ -2,7 +2,6 @@
 // tested against. Sums and dot products accumulate in float, in index order.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include "core/fp16.h"
@@ -73,11 +72,7 @@ inline float key_at(const AttentionArgs& a, int64_t t, int64_t kvh, int64_t d) {
   if (!a.keys_blocked || a.kv_type != DType::kQ8_0) {
     return kv_at(a.k, a.kv_type, key_index(a, t, kvh, d));
   }
-  const auto* head = static_cast<const uint8_t*>(a.k) + kvh * a.k_head_stride / kQK * 34;
-  uint16_t scale;
-  std::memcpy(&scale, head + q8_key_scale_offset(a.head_dim, t, d), sizeof scale);
-  const auto q = static_cast<int8_t>(head[q8_key_value_offset(a.head_dim, t, d)]);
-  return fp16_to_f32(scale) * static_cast<float>(q);
+  return q8_blocked_key(a, t, kvh, d);
 }
 
 void attention_ref(const AttentionArgs& a, int64_t head_begin, int64_t head_end, float* scratch) {

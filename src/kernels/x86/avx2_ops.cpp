@@ -338,15 +338,10 @@ inline float kv_scalar(const char* row, int64_t d) {
 // Key element (t, kvh, d) of blocked keys (kernels.h AttentionArgs::keys_blocked).
 template <Kv kKind>
 inline float blocked_key(const AttentionArgs& a, int64_t t, int64_t kvh, int64_t d) {
-  const auto* k = static_cast<const char*>(a.k);
   if constexpr (kKind == Kv::kQ8) {
-    const char* head = k + kv_bytes<kKind>(kvh * a.k_head_stride);
-    uint16_t bits;
-    std::memcpy(&bits, head + q8_key_scale_offset(a.head_dim, t, d), sizeof bits);
-    const auto q = static_cast<int8_t>(head[q8_key_value_offset(a.head_dim, t, d)]);
-    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits))) * static_cast<float>(q);
+    return q8_blocked_key(a, t, kvh, d);
   } else {
-    return kv_scalar<kKind>(k, key_index(a, t, kvh, d));
+    return kv_scalar<kKind>(static_cast<const char*>(a.k), key_index(a, t, kvh, d));
   }
 }
 
