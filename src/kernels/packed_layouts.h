@@ -94,6 +94,20 @@ inline constexpr size_t kQ4_Kx16BlockBytes = kQ4_Kx16QsOffset + 2048;
 size_t q4_kx16_panel_bytes(int64_t n);
 void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q5_K, panels of 16 rows ("Q5_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
+// 2880 bytes (the file's 16 blocks take 2816: +2.3%), 45 cache lines: Q4_Kx16's d, dmin, mins
+// and scales, then sub-block j at 320 + 320j as
+//   qh[64]   row i at 4i: byte m holds in bit g the fifth bit of column 8g + m and in bit
+//            4 + g that of column 8g + 4 + m (g = 0..3): group g's bits reach bit 4 of each
+//            byte by a shift left by 4 - g (the low nibbles' columns) or right by g (the high)
+//   qs[256]  the codes' low 4 bits in Q4_Kx16's arrangement
+// Value = d * scale * q - dmin * min with q = low | fifth << 4, as in the file; rows past the
+// matrix are all zero.
+inline constexpr size_t kQ5_Kx16SubBlockBytes = 64 + 256;
+inline constexpr size_t kQ5_Kx16BlockBytes = kQ4_Kx16QsOffset + 8 * kQ5_Kx16SubBlockBytes;
+size_t q5_kx16_panel_bytes(int64_t n);
+void pack_q5_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q6_K, panels of 8 rows ("Q6_Kx8"). Per super-block of 256 columns, 1680 bytes (exactly the
 // file's 8 blocks), in the order a tile reads them (one sequential stream):
 //   d[8]        f16 super-block scale of rows 0..7

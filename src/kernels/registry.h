@@ -37,13 +37,13 @@ void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp
 
 // The avx512_vnni table's entries, on top of avx2_vnni_evex's: the only files compiled for
 // AVX-512 (AVX512F, BW, VL and VNNI), each with its own packed layout.
-void fill_avx512_packed_q4_0(KernelTable& t);  // x86/avx512_packed_q4_0.cpp: Q4_0x16
-void fill_avx512_packed_q4_k(KernelTable& t);  // x86/avx512_packed_q4_k.cpp: Q4_Kx16
-void fill_avx512_packed_q8_0(KernelTable& t);  // x86/avx512_packed_q8_0.cpp: Q8_0x16
-void fill_avx512_packed_q6_k(KernelTable& t);  // x86/avx512_packed_q6_k.cpp: Q6_Kx16
-void fill_avx512_packed_f16(KernelTable& t);   // x86/avx512_packed_f16.cpp: F16x64, prompts
-void fill_avx512_attention(KernelTable& t);    // x86/avx512_attention.cpp: head dims of 16s
-void fill_avx512_probes(KernelTable& t);       // x86/avx512_probes.cpp: the 16-lane FMA peak
+void fill_avx512_packed_q4_0(KernelTable& t);     // x86/avx512_packed_q4_0.cpp: Q4_0x16
+void fill_avx512_packed_q4_q5_k(KernelTable& t);  // x86/avx512_packed_q4_q5_k.cpp: Q4_Kx16, Q5_Kx16
+void fill_avx512_packed_q8_0(KernelTable& t);     // x86/avx512_packed_q8_0.cpp: Q8_0x16
+void fill_avx512_packed_q6_k(KernelTable& t);     // x86/avx512_packed_q6_k.cpp: Q6_Kx16
+void fill_avx512_packed_f16(KernelTable& t);      // x86/avx512_packed_f16.cpp: F16x64, prompts
+void fill_avx512_attention(KernelTable& t);       // x86/avx512_attention.cpp: head dims of 16s
+void fill_avx512_probes(KernelTable& t);          // x86/avx512_probes.cpp: the 16-lane FMA peak
 
 bool cpu_has_avx2_fma_f16c();
 bool cpu_has_avx_vnni();          // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)

@@ -38,7 +38,25 @@ using testing::tables;
 constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
                                 DType::kQ6_K};
 
-bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
+// Types some table packs (TypeOps::Packed): the batched ones and Q5_K, which only the
+// avx512_vnni table multiplies in batches (packed); the others take it a pair at a time.
+constexpr DType kPackedTypes[] = {DType::kF16,  DType::kQ4_0, DType::kQ8_0,
+                                  DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+
+bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K; }
+
+// The reference product of rows [r0, r1) and tokens [t0, t1): the reference vec_dot of each
+// pair (what the reference table's gemm does, for types it has no gemm for too).
+void reference_gemm(DType t, const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const TypeOps& ops = ops_of(reference(), t);
+  const auto* w = static_cast<const uint8_t*>(g.w);
+  const auto* a = static_cast<const uint8_t*>(g.a);
+  for (int64_t j = t0; j < t1; ++j) {
+    for (int64_t r = r0; r < r1; ++r) {
+      g.y[j * g.y_stride + r] = ops.vec_dot(g.n, w + r * g.w_stride, a + j * g.a_stride);
+    }
+  }
+}
 
 // Sets how decode reads its weights (kernels::decode_in_pairs, decode_prefetch and
 // decode_wide) for a scope, then puts back what they were. Mode bit 0: pairs, bit 1: prefetch,
@@ -280,7 +298,7 @@ double packed_step_elems(DType t) { return t == DType::kF16 ? 1.0 : 32.0; }
 TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
   int forms = 0;
   for (const KernelTable* k : tables()) {
-    for (DType t : kGemmTypes) {
+    for (DType t : kPackedTypes) {
       if (ops_of(*k, t).packed.panel_rows == 0) continue;
       ++forms;
       for (int64_t n : gemm_lengths(t)) {
@@ -293,7 +311,7 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
                        " n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
                        " tokens=" + std::to_string(tokens));
           std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
-          ops_of(reference(), t).gemm(p.args(want.data()), 0, rows, 0, tokens);
+          reference_gemm(t, p.args(want.data()), 0, rows, 0, tokens);
           pp.form.gemm(pp.args(got.data()), 0, rows, 0, tokens);
           const double tol_per_m = (static_cast<double>(n) / packed_step_elems(t) + 16) * 0x1p-24;
           expect_within_tolerance(p, want, got, tol_per_m);
@@ -354,9 +372,12 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
   ASSERT_NE(avx2, nullptr);
   ASSERT_NE(evex, nullptr);
   int compared = 0;
-  for (DType t : kGemmTypes) {
+  for (DType t : kPackedTypes) {
     const TypeOps::Packed& form = ops_of(*wide, t).packed;
-    if (form.gemm == ops_of(*evex, t).packed.gemm) continue;
+    // Types the AVX2 tables do not pack (Q5_K) have no AVX2 bits to give.
+    if (form.gemm == ops_of(*evex, t).packed.gemm || ops_of(*avx2, t).packed.gemm == nullptr) {
+      continue;
+    }
     ++compared;
     for (const auto& [scale, last_rows] :
          {std::pair{1.0f, 5}, {1e-3f, 5}, {1.0f, 21}, {1.0f, 53}}) {
@@ -384,7 +405,7 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
 // of one call over everything.
 TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
   for (const KernelTable* k : tables()) {
-    for (DType t : kGemmTypes) {
+    for (DType t : kPackedTypes) {
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
       const int64_t n = is_k_quant(t) ? 1024 : 1024 + 64, rows = 3 * form.panel_rows + 5;
@@ -427,7 +448,7 @@ TEST(PackedGemm, ResultsDoNotDependOnRangesOrBatch) {
 // position (another slice of the matrix, as tensor parallelism cuts it) gives the same bits.
 TEST(PackedGemm, RowBitsDoNotDependOnItsPanel) {
   for (const KernelTable* k : tables()) {
-    for (DType t : kGemmTypes) {
+    for (DType t : kPackedTypes) {
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
       const int64_t n = is_k_quant(t) ? 512 : 256, rows = 2 * form.panel_rows, tokens = 3;
@@ -516,11 +537,12 @@ TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
   }
 }
 
-// The packed K-quant forms add codes in int16 before the scales: their largest codes, scales
-// and mins against activations of -128 (the largest |q| Q8_K makes) must not overflow.
+// The packed K-quant forms add codes in int16 before the scales: their largest codes (Q5_K's
+// 31: every fifth bit set), scales and mins against activations of -128 (the largest |q| Q8_K
+// makes) must not overflow.
 TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
   for (const KernelTable* k : tables()) {
-    for (DType t : {DType::kQ4_K, DType::kQ6_K}) {
+    for (DType t : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
       Problem p(t, 512, form.panel_rows + 1, 3, 17, 1.0f);
@@ -531,6 +553,11 @@ TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
             auto* x = reinterpret_cast<BlockQ4_K*>(row) + b;
             std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale and min 63
             std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 15
+          } else if (t == DType::kQ5_K) {
+            auto* x = reinterpret_cast<BlockQ5_K*>(row) + b;
+            std::memset(x->scales, 0xFF, sizeof x->scales);
+            std::memset(x->qs, 0xFF, sizeof x->qs);  // every code 31
+            std::memset(x->qh, 0xFF, sizeof x->qh);
           } else {
             auto* x = reinterpret_cast<BlockQ6_K*>(row) + b;
             std::memset(x->ql, 0xFF, sizeof x->ql);  // every code 63
@@ -556,7 +583,7 @@ TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
       }
       const PackedProblem pp(p, *k);
       std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN);
-      ops_of(reference(), t).gemm(p.args(want.data()), 0, p.rows, 0, p.tokens);
+      reference_gemm(t, p.args(want.data()), 0, p.rows, 0, p.tokens);
       form.gemm(pp.args(got.data()), 0, p.rows, 0, p.tokens);
       for (int64_t j = 0; j < p.tokens; ++j) {
         for (int64_t r = 0; r < p.rows; ++r) {

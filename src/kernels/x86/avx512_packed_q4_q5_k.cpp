@@ -1,15 +1,19 @@
-// AVX-512 product of packed Q4_K panels of 16 rows (kernels/packed_layouts.h "Q4_Kx16", the
-// 16 rows in the 16 int32 lanes) with Q8_K activations, decode and prefill alike: the
-// avx512_vnni table's Q4_K. Per sub-block of 32 columns, one 512-bit load holds 8 columns of
-// all 16 rows; its low nibbles (v & 0x0F) and high ones in place (v & 0xF0, 16 x the code)
-// each meet a token's 4 activation bytes, broadcast to every lane, in one vpdpbusd; the
-// sub-block's int32 sums take its scale by an int32 multiply. The mins term sum_j min_j *
-// sum_j(a) is 4 madds per super-block of a row's mins in pairs with the token's pairs of
-// sub-block sums. Per super-block and token: one fma with d_w * d_a, one with dmin_w * d_a.
+// AVX-512 products of packed Q4_K and Q5_K panels of 16 rows (kernels/packed_layouts.h
+// "Q4_Kx16" and "Q5_Kx16", the 16 rows in the 16 int32 lanes) with Q8_K activations, decode
+// and prefill alike: the avx512_vnni table's Q4_K and Q5_K. Per sub-block of 32 columns, one
+// 512-bit load holds 8 columns of all 16 rows; its low nibbles (v & 0x0F) and high ones (Q4_K:
+// in place, v & 0xF0, 16 x the code; Q5_K: shifted down, each nibble with its fifth bit
+// moved up from the sub-block's 64 bytes of them) each meet a token's 4 activation bytes,
+// broadcast to every lane, in one vpdpbusd; the sub-block's int32 sums take its scale by an
+// int32 multiply. The mins term sum_j min_j * sum_j(a) is 4 madds per super-block of a row's
+// mins in pairs with the token's pairs of sub-block sums. Per super-block and token: one fma
+// with d_w * d_a, one with dmin_w * d_a.
 //
-// Exactness: the same exact integers as the AVX2 VNNI tile (avx2_packed_k.cpp q4_k_tile) in
-// the same float operations, so the same bits: a sub-block's dot is at most 32 * 15 * 128,
-// times a scale <= 63, over 8 sub-blocks: < 2^31.
+// Exactness: Q4_K's are the same exact integers as the AVX2 VNNI tile (avx2_packed_k.cpp
+// q4_k_tile) in the same float operations, so the same bits: a sub-block's dot is at most
+// 32 * 15 * 128, times a scale <= 63, over 8 sub-blocks: < 2^31. Q5_K (no AVX2 packed form):
+// the reference's exact integers (dots of codes <= 31: 32 * 31 * 128 * 63 * 8 < 2^31) in
+// those float operations, within the tests' tolerance of the reference's sum.
 //
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
@@ -67,9 +71,36 @@ class TokenTerms {
   TermsKey key_;
 };
 
+// Where a super-block's sub-blocks sit in the two layouts: sub-block j at kQ4_Kx16QsOffset +
+// kSubBytes j, its 256 code bytes kCodesAt in (after Q5_K's 64 bytes of fifth bits).
+struct Q4Kx16 {
+  static constexpr bool kFive = false;
+  static constexpr size_t kBlockBytes = kQ4_Kx16BlockBytes, kSubBytes = 256, kCodesAt = 0;
+};
+struct Q5Kx16 {
+  static constexpr bool kFive = true;
+  static constexpr size_t kBlockBytes = kQ5_Kx16BlockBytes, kSubBytes = kQ5_Kx16SubBlockBytes;
+  static constexpr size_t kCodesAt = kSubBytes - 256;
+};
+
+// (a & 0x0F in every byte) | b: vpternlogd's table for (A & C) | B.
+inline __m512i low4_or(__m512i a, __m512i b, __m512i low) {
+  return _mm512_ternarylogic_epi32(a, b, low, 0xEC);
+}
+
+// Q5_K group g's codes (packed_layouts.h Q5_Kx16): the low nibbles' columns (lo) and the high
+// nibbles' (hi), each byte's fifth bit from h moved to its bit 4.
+template <int G>
+inline void five_bit_codes(__m512i v, __m512i h, __m512i low, __m512i& lo, __m512i& hi) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  lo = low4_or(v, _mm512_and_si512(_mm512_slli_epi32(h, 4 - G), bit4), low);
+  hi = low4_or(_mm512_srli_epi32(v, 4), _mm512_and_si512(_mm512_srli_epi32(h, G), bit4), low);
+}
+
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
-// td, ts). One token (decode) keeps two chains per nibble half (groups 0, 2 and 1, 3).
-template <int T>
+// td, ts), layout L. One token (decode) keeps two chains per nibble half (groups 0, 2 and 1,
+// 3).
+template <class L, int T>
 void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                 const float* td, const int16_t* ts, int64_t nb, bool prefetch) {
   constexpr int kChains = T == 1 ? 2 : 1;
@@ -84,7 +115,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
   StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ4_Kx16BlockBytes;
+    const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + kQ4_Kx16QsOffset);
     // The mins term first (the mins lead the block): sum_k madd(mins pair k, sums pair k).
     __m512i mins[4];
@@ -103,24 +134,36 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
       sumi[j] = _mm512_setzero_si512();
     }
     for (int sb = 0; sb < 8; ++sb) {
-      const uint8_t* qs = blk + kQ4_Kx16QsOffset + 256 * sb;
-      ahead.upto(qs + 256);
+      const uint8_t* sub = blk + kQ4_Kx16QsOffset + L::kSubBytes * sb;
+      const uint8_t* qs = sub + L::kCodesAt;
+      ahead.upto(sub + L::kSubBytes);
       __m512i plo[T][kChains], phi[T][kChains];
       for (int j = 0; j < T; ++j) {
         for (int c = 0; c < kChains; ++c) plo[j][c] = phi[j][c] = _mm512_setzero_si512();
       }
-#pragma GCC unroll 4
-      for (int grp = 0; grp < 4; ++grp) {
+      const __m512i h = L::kFive ? _mm512_loadu_si512(sub) : _mm512_setzero_si512();
+      // Group grp's codes meet the tokens' activation bytes of its columns.
+      const auto group = [&]<int grp>() {
         const __m512i v = _mm512_loadu_si512(qs + kGroupBytes * grp);
-        const __m512i vl = _mm512_and_si512(v, low), vh = _mm512_and_si512(v, high);
-        const int c = grp % kChains;
+        __m512i vl, vh;
+        if constexpr (L::kFive) {
+          five_bit_codes<grp>(v, h, low, vl, vh);
+        } else {
+          vl = _mm512_and_si512(v, low);
+          vh = _mm512_and_si512(v, high);
+        }
+        constexpr int c = grp % kChains;
 #pragma GCC unroll 8
         for (int j = 0; j < T; ++j) {
           const int8_t* q = a[j][b].qs + 32 * sb + 8 * grp;
           plo[j][c] = _mm512_dpbusd_epi32(plo[j][c], vl, broadcast4_x16(q));
           phi[j][c] = _mm512_dpbusd_epi32(phi[j][c], vh, broadcast4_x16(q + 4));
         }
-      }
+      };
+      group.template operator()<0>();
+      group.template operator()<1>();
+      group.template operator()<2>();
+      group.template operator()<3>();
       const __m512i sc = _mm512_cvtepu8_epi32(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ4_Kx16ScalesOffset + 16 * sb)));
 #pragma GCC unroll 8
@@ -130,7 +173,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
           lo = _mm512_add_epi32(lo, plo[j][1]);
           hi = _mm512_add_epi32(hi, phi[j][1]);
         }
-        const __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+        // Q4_K's high nibbles were 16 x their codes; Q5_K's are the codes.
+        const __m512i dot = _mm512_add_epi32(lo, L::kFive ? hi : _mm512_srai_epi32(hi, 4));
         sumi[j] = _mm512_add_epi32(sumi[j], _mm512_mullo_epi32(dot, sc));
       }
     }
@@ -147,7 +191,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
 }
 
-void gemm_packed_q4_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+template <class L>
+void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   static thread_local TokenTerms terms;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
@@ -155,19 +200,25 @@ void gemm_packed_q4_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
   avx2::for_each_panel_tile<kQ4_Kx16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
-        panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + 8 * k, nb, prefetch);
+        panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + 8 * k, nb, prefetch);
       });
 }
 
 }  // namespace
 
-void fill_avx512_packed_q4_k(KernelTable& t) {
-  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kQ4_K)].packed;
-  p.panel_rows = kQ4_Kx16PanelRows;
-  p.panel_bytes = q4_kx16_panel_bytes;
-  p.pack_panel = pack_q4_kx16;
-  p.gemm = gemm_packed_q4_kx16;
-  p.accumulates = true;
+void fill_avx512_packed_q4_q5_k(KernelTable& t) {
+  const auto fill = [&t](DType type, size_t (*panel_bytes)(int64_t),
+                         void (*pack)(const void*, size_t, int64_t, int64_t, void*),
+                         void (*gemm)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t)) {
+    TypeOps::Packed& p = t.types[static_cast<uint32_t>(type)].packed;
+    p.panel_rows = kQ4_Kx16PanelRows;
+    p.panel_bytes = panel_bytes;
+    p.pack_panel = pack;
+    p.gemm = gemm;
+    p.accumulates = true;
+  };
+  fill(DType::kQ4_K, q4_kx16_panel_bytes, pack_q4_kx16, gemm_packed_kx16<Q4Kx16>);
+  fill(DType::kQ5_K, q5_kx16_panel_bytes, pack_q5_kx16, gemm_packed_kx16<Q5Kx16>);
 }
 
 }  // namespace cohort::kernels
