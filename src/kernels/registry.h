@@ -24,9 +24,11 @@ void fill_avx2_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K q6_K
 void fill_avx2_ops(KernelTable& t);          // x86/avx2_ops.cpp
 void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
 
-// The AVX2 one-token product of F16x64 panels (rows [r0, r1), token t of g), which the
-// avx512_vnni table's F16 gemm keeps: decode is bound by memory, not by the instructions.
+// The AVX2 one-token products of F16x64 panels of F16 and of BF16 (rows [r0, r1), token t of
+// g), which the avx512_vnni table's F16 and BF16 gemms keep where they do not decode in 512-bit
+// registers: decode is bound by memory, not by the instructions.
 void avx2_packed_f16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t);
+void avx2_packed_bf16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t);
 
 // The avx2 table's entries that vpdpbusd speeds up, for a VNNI table: its VEX form (AVX-VNNI)
 // or, with evex, its EVEX form on 256-bit registers (AVX512-VNNI + AVX512VL). The files stay

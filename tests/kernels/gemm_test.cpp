@@ -38,10 +38,14 @@ using testing::tables;
 constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
                                 DType::kQ6_K};
 
-// Types some table packs (TypeOps::Packed): the batched ones and Q5_K, which only the
-// avx512_vnni table multiplies in batches (packed); the others take it a pair at a time.
-constexpr DType kPackedTypes[] = {DType::kF16,  DType::kQ4_0, DType::kQ8_0,
+// Types some table packs (TypeOps::Packed): the batched ones, BF16 (packed as F16 is, by the
+// AVX2 and AVX-512 tables) and Q5_K (only the avx512_vnni table); the tables that do not pack
+// them multiply them a pair at a time.
+constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ8_0,
                                   DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+
+// F16 and BF16: 16-bit floats, packed alike (F16x64).
+bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K; }
 
@@ -158,7 +162,7 @@ void expect_within_tolerance(const Problem& p, const std::vector<float>& want,
 }
 
 std::vector<int64_t> gemm_lengths(DType t) {
-  if (t == DType::kF16) return {1, 7, 8, 33, 264, 1001, 4096 + 32, 4096 + 13};
+  if (is_half(t)) return {1, 7, 8, 33, 264, 1001, 4096 + 32, 4096 + 13};
   if (is_k_quant(t)) return {256, 768, 4096 + 256};
   return {32, 96, 288, 4096 + 32};
 }
@@ -293,7 +297,7 @@ struct PackedProblem {
 
 // Elements one accumulator step of the packed form covers (see the tolerance above): F16
 // panels add one product per step, the quantized ones a block's integer dot.
-double packed_step_elems(DType t) { return t == DType::kF16 ? 1.0 : 32.0; }
+double packed_step_elems(DType t) { return is_half(t) ? 1.0 : 32.0; }
 
 TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
   int forms = 0;
@@ -381,7 +385,7 @@ TEST(PackedGemm, Avx512GivesTheAvx2Bits) {
     ++compared;
     for (const auto& [scale, last_rows] :
          {std::pair{1.0f, 5}, {1e-3f, 5}, {1.0f, 21}, {1.0f, 53}}) {
-      const int64_t n = t == DType::kF16 ? 1024 + 64 + 7 : is_k_quant(t) ? 1024 : 1024 + 64;
+      const int64_t n = is_half(t) ? 1024 + 64 + 7 : is_k_quant(t) ? 1024 : 1024 + 64;
       const Problem p(t, n, 2 * form.panel_rows + last_rows, 27, 23, scale);
       const PackedProblem pa(p, *avx2), pw(p, *wide);
       for (int64_t tokens = 1; tokens <= p.tokens; ++tokens) {
@@ -506,32 +510,37 @@ TEST(PackedGemm, Q8_0WeightMinus128) {
   }
 }
 
-// The packed F16 prompt path takes tokens in blocks (256) and columns in chunks (256; the sums
-// start in the first, wait in a side buffer between chunks, reach y in the last): a prompt
+// The packed F16 (and BF16) prompt path takes tokens in blocks (256) and columns in chunks (256;
+// the sums start in the first, wait in a side buffer between chunks, reach y in the last): a prompt
 // longer than a block, over three chunks of which the last is partial, with a partial last
 // panel, gives every token the bits of its one-token (decode) call and leaves y's padding alone.
 TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
   for (const KernelTable* k : tables()) {
-    const TypeOps::Packed& form = ops_of(*k, DType::kF16).packed;
-    if (form.panel_rows == 0) continue;
-    const int64_t n = 600, rows = form.panel_rows + 5, tokens = 300;
-    const Problem p(DType::kF16, n, rows, tokens, 17, 1.0f);
-    const PackedProblem pp(p, *k);
-    std::vector<float> whole(p.y_size(), NAN), single(p.y_size(), NAN), want(p.y_size(), NAN);
-    form.gemm(pp.args(whole.data()), 0, rows, 0, tokens);
-    for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
-    EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0) << k->isa;
-    ops_of(reference(), DType::kF16).gemm(p.args(want.data()), 0, rows, 0, tokens);
-    const double tol_per_m = (static_cast<double>(n) + 16) * 0x1p-24;
-    for (int64_t j = 0; j < tokens; ++j) {
-      for (int64_t r = 0; r < rows + 3; ++r) {
-        const float g = whole[j * (rows + 3) + r];
-        if (r >= rows) {
-          ASSERT_TRUE(std::isnan(g)) << k->isa << " padding written at token " << j << " row " << r;
-          continue;
+    for (const DType t : {DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(dtype_name(t));
+      const TypeOps::Packed& form = ops_of(*k, t).packed;
+      if (form.panel_rows == 0) continue;
+      const int64_t n = 600, rows = form.panel_rows + 5, tokens = 300;
+      const Problem p(t, n, rows, tokens, 17, 1.0f);
+      const PackedProblem pp(p, *k);
+      std::vector<float> whole(p.y_size(), NAN), single(p.y_size(), NAN), want(p.y_size(), NAN);
+      form.gemm(pp.args(whole.data()), 0, rows, 0, tokens);
+      for (int64_t j = 0; j < tokens; ++j) form.gemm(pp.args(single.data()), 0, rows, j, j + 1);
+      EXPECT_EQ(std::memcmp(whole.data(), single.data(), whole.size() * sizeof(float)), 0)
+          << k->isa;
+      reference_gemm(t, p.args(want.data()), 0, rows, 0, tokens);
+      const double tol_per_m = (static_cast<double>(n) + 16) * 0x1p-24;
+      for (int64_t j = 0; j < tokens; ++j) {
+        for (int64_t r = 0; r < rows + 3; ++r) {
+          const float g = whole[j * (rows + 3) + r];
+          if (r >= rows) {
+            ASSERT_TRUE(std::isnan(g))
+                << k->isa << " padding written at token " << j << " row " << r;
+            continue;
+          }
+          ASSERT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
+              << k->isa << " token " << j << " row " << r;
         }
-        ASSERT_NEAR(g, want[j * (rows + 3) + r], tol_per_m * p.magnitude(r, j) + 1e-30)
-            << k->isa << " token " << j << " row " << r;
       }
     }
   }

@@ -1,5 +1,6 @@
-// AVX2 product of packed F16 panels (kernels/packed_layouts.h: 64 rows in 4 interleaved
-// sub-panels of 16, a column of a sub-panel in one 32-byte load) with f32 activations. A
+// AVX2 product of packed F16 or BF16 panels (kernels/packed_layouts.h F16x64: 64 rows in 4
+// interleaved sub-panels of 16, a column of a sub-panel in one 32-byte load) with f32
+// activations; every path below is written once over the halves' kind (F16Halves, BF16Halves). A
 // sub-panel's rows sit in the lanes of two 8-float vectors, so a token's a[k] is broadcast once
 // against 16 rows and no horizontal sum is left at the end.
 //
@@ -41,9 +42,20 @@ constexpr int kPromptTokens = 6;
 // (256 KiB) stays in L2. Longer prompts pass over the weights once per block.
 constexpr int64_t kTokenBlock = 256;
 
-inline __m256 load_halves8(const uint8_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
+// How 8 halves at p become floats, exactly: F16 by vcvtph2ps, BF16 (an f32's top 16 bits)
+// widened and shifted into place. The panels hold either (pack_f16x64 copies 16-bit values).
+struct F16Halves {
+  static __m256 load8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+};
+struct BF16Halves {
+  static __m256 load8(const uint8_t* p) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+};
 
 // Stores the first `rows` of the 16 rows held in lo/hi at y.
 inline void store_rows(float* y, __m256 lo, __m256 hi, int64_t rows) {
@@ -60,17 +72,18 @@ inline void store_rows(float* y, __m256 lo, __m256 hi, int64_t rows) {
 
 // Column k (kSecond: the second of its pair) of the 4 sub-panels of one column pair (at
 // pair) times the token's a[k], into each sub-panel's 16 row sums.
-template <int kSecond>
+template <class H, int kSecond>
 inline void decode_column(const uint8_t* pair, __m256 ak, __m256* lo, __m256* hi) {
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) {
     const uint8_t* col = pair + f16x64_offset(s, kSecond);
-    lo[s] = _mm256_fmadd_ps(load_halves8(col), ak, lo[s]);
-    hi[s] = _mm256_fmadd_ps(load_halves8(col + 16), ak, hi[s]);
+    lo[s] = _mm256_fmadd_ps(H::load8(col), ak, lo[s]);
+    hi[s] = _mm256_fmadd_ps(H::load8(col + 16), ak, hi[s]);
   }
 }
 
 // Token t x panel p; rows from r1 on are not stored.
+template <class H>
 void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   const uint8_t* w = static_cast<const uint8_t*>(g.w) + p * g.w_stride;
   const float* a =
@@ -85,10 +98,10 @@ void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   int64_t k = 0;
   for (; k + 2 <= g.n; k += 2, w += kF16PairBytes) {
     if (prefetch) avx2::prefetch_stream(w, kF16SubPanels, ahead);
-    decode_column<0>(w, _mm256_broadcast_ss(a + k), lo, hi);
-    decode_column<1>(w, _mm256_broadcast_ss(a + k + 1), lo, hi);
+    decode_column<H, 0>(w, _mm256_broadcast_ss(a + k), lo, hi);
+    decode_column<H, 1>(w, _mm256_broadcast_ss(a + k + 1), lo, hi);
   }
-  if (k < g.n) decode_column<0>(w, _mm256_broadcast_ss(a + k), lo, hi);
+  if (k < g.n) decode_column<H, 0>(w, _mm256_broadcast_ss(a + k), lo, hi);
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) {
     const int64_t r = p * kF16PanelRows + s * kF16SubRows;
@@ -96,9 +109,10 @@ void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   }
 }
 
+template <class H>
 void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
   const int64_t p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
-  for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel(g, p, r1, t);
+  for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel<H>(g, p, r1, t);
 }
 
 // T tokens (activations a[j] at the chunk's first column) x the 16 rows of one chunk. The
@@ -107,7 +121,7 @@ void gemm_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
 // panel's padding rows never reach y). Converting inside the first tile rather than in a loop
 // of its own lets the conversion's loads (from L2 at best: the chunk was only prefetched)
 // overlap with that tile's FMAs instead of stalling in front of them.
-template <int T, bool kConvert>
+template <class H, int T, bool kConvert>
 inline void prompt_tile(const F16Chunk& ch, const float* const* a, const float* in,
                         int64_t in_stride, float* out, int64_t out_stride, int64_t rows) {
   __m256 lo[T], hi[T];
@@ -135,7 +149,7 @@ inline void prompt_tile(const F16Chunk& ch, const float* const* a, const float* 
     int64_t step = kF16ColBytes;
 #pragma GCC unroll 4
     for (int64_t c = 0; c < cols; ++c) {
-      const __m256 w_lo = load_halves8(p), w_hi = load_halves8(p + 16);
+      const __m256 w_lo = H::load8(p), w_hi = H::load8(p + 16);
       p += step;
       step = kF16PairBytes - step;
       _mm256_store_ps(wf + c * kF16SubRows, w_lo);
@@ -164,23 +178,23 @@ struct PanelSums {
 };
 
 // Block tokens [i, i + T) over the chunk: their activations at act + i * act_stride floats.
-template <int T, bool kConvert>
+template <class H, int T, bool kConvert>
 void prompt_tokens(const F16Chunk& ch, const float* act, int64_t act_stride, int64_t i,
                    const PanelSums& s) {
   const float* a[T];
 #pragma GCC unroll 8
   for (int j = 0; j < T; ++j) a[j] = act + (i + j) * act_stride;
-  prompt_tile<T, kConvert>(ch, a, s.in ? s.in + i * s.in_stride : nullptr, s.in_stride,
-                           s.out + i * s.out_stride, s.out_stride, s.rows);
+  prompt_tile<H, T, kConvert>(ch, a, s.in ? s.in + i * s.in_stride : nullptr, s.in_stride,
+                              s.out + i * s.out_stride, s.out_stride, s.rows);
 }
 
 using PromptTokensFn = void (*)(const F16Chunk&, const float*, int64_t, int64_t, const PanelSums&);
 
 // prompt_tokens by [kConvert][token count - 1], counts 1..kPromptTokens.
-template <bool kConvert>
+template <class H, bool kConvert>
 constexpr std::array<PromptTokensFn, kPromptTokens> kPromptTiles = {
-    prompt_tokens<1, kConvert>, prompt_tokens<2, kConvert>, prompt_tokens<3, kConvert>,
-    prompt_tokens<4, kConvert>, prompt_tokens<5, kConvert>, prompt_tokens<6, kConvert>};
+    prompt_tokens<H, 1, kConvert>, prompt_tokens<H, 2, kConvert>, prompt_tokens<H, 3, kConvert>,
+    prompt_tokens<H, 4, kConvert>, prompt_tokens<H, 5, kConvert>, prompt_tokens<H, 6, kConvert>};
 
 // The next tile's token count when `left` tokens remain: full tiles, but 7..9 split in two
 // tiles of 3..5 instead of 6 + 1..3, because a tile of 1-2 tokens has too few accumulator
@@ -207,6 +221,7 @@ constexpr int kPrefetchLinesPerTile = 8;
 // Tokens [t0, t1) x sub-panels [q_begin, q_end). The first chunk starts every pair's sum at
 // +0.0, the last one stores the sums in y (a last sub-panel's padding rows never reach it), and
 // between chunks they wait in chunk_sums.
+template <class H>
 void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1, int64_t t0,
                   int64_t t1) {
   const int64_t tokens = t1 - t0, sub_floats = tokens * kF16SubRows;
@@ -231,8 +246,8 @@ void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1,
       for (int64_t i = 0; i < tokens;) {
         const int take = tile_tokens(tokens - i);
         next.ask(kPrefetchLinesPerTile);
-        (i == 0 ? kPromptTiles<true> : kPromptTiles<false>)[take - 1](chunk, act + k0, act_stride,
-                                                                      i, s);
+        (i == 0 ? kPromptTiles<H, true> : kPromptTiles<H, false>)[take - 1](chunk, act + k0,
+                                                                            act_stride, i, s);
         i += take;
       }
     }
@@ -241,33 +256,41 @@ void prompt_block(const GemmArgs& g, int64_t q_begin, int64_t q_end, int64_t r1,
 
 // The sub-panels holding rows [r0, r1): r0 starts a panel, sub-panels wholly past r1 (a last
 // panel's padding) are skipped.
+template <class H>
 void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t q_begin = r0 / kF16SubRows, q_end = (r1 + kF16SubRows - 1) / kF16SubRows;
   for (int64_t t = t0; t < t1; t += kTokenBlock) {
-    prompt_block(g, q_begin, q_end, r1, t, std::min(t + kTokenBlock, t1));
+    prompt_block<H>(g, q_begin, q_end, r1, t, std::min(t + kTokenBlock, t1));
   }
 }
 
-void gemm_packed_f16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+template <class H>
+void gemm_packed_half(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   if (t1 - t0 == 1) {
-    gemm_decode(g, r0, r1, t0);
+    gemm_decode<H>(g, r0, r1, t0);
   } else if (t1 > t0) {
-    gemm_prompt(g, r0, r1, t0, t1);
+    gemm_prompt<H>(g, r0, r1, t0, t1);
   }
 }
 
 }  // namespace
 
 void avx2_packed_f16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
-  gemm_decode(g, r0, r1, t);
+  gemm_decode<F16Halves>(g, r0, r1, t);
+}
+
+void avx2_packed_bf16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t) {
+  gemm_decode<BF16Halves>(g, r0, r1, t);
 }
 
 void fill_avx2_packed_f16(KernelTable& t) {
-  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kF16)].packed;
-  p.panel_rows = kF16PanelRows;
-  p.panel_bytes = f16x64_panel_bytes;
-  p.pack_panel = pack_f16x64;
-  p.gemm = gemm_packed_f16;
+  for (const DType type : {DType::kF16, DType::kBF16}) {
+    TypeOps::Packed& p = t.types[static_cast<uint32_t>(type)].packed;
+    p.panel_rows = kF16PanelRows;
+    p.panel_bytes = f16x64_panel_bytes;
+    p.pack_panel = pack_f16x64;
+    p.gemm = type == DType::kF16 ? gemm_packed_half<F16Halves> : gemm_packed_half<BF16Halves>;
+  }
 }
 
 }  // namespace cohort::kernels

@@ -1,5 +1,6 @@
-// AVX-512 prompt product of packed F16 panels (kernels/packed_layouts.h F16x64, the layout the
-// AVX2 table packs too): a sub-panel column's 16 rows in one 512-bit register, so a token's
+// AVX-512 prompt product of packed F16 or BF16 panels (kernels/packed_layouts.h F16x64, the
+// layout the AVX2 table packs too; each path written once over the halves' kind, F16Halves or
+// BF16Halves): a sub-panel column's 16 rows in one 512-bit register, so a token's
 // a[k], broadcast once, multiplies the 64 rows of a panel's 4 sub-panels in 4 vfmadd231ps.
 // One-token products (decode, bound by memory) are the AVX2 table's, or where
 // kernels::decode_wide() the same sums in 512-bit registers (decode_panel_512).
@@ -52,13 +53,30 @@ constexpr int64_t kTokenBlock = 256;
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// How 16 halves at p become floats, exactly: F16 by vcvtph2ps, BF16 (an f32's top 16 bits)
+// widened and shifted into place; and the AVX2 table's one-token product of the same panels.
+struct F16Halves {
+  static __m512 load16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static constexpr auto avx2_decode = avx2_packed_f16_decode;
+};
+struct BF16Halves {
+  static __m512 load16(const uint8_t* p) {
+    const __m512i wide =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+  static constexpr auto avx2_decode = avx2_packed_bf16_decode;
+};
+
 // T tokens x S sub-panels (16 S rows) of one chunk: sub-panel s's column c is the 64 * s bytes
 // after the first's in each column pair (the sub-panels of one panel), converted to wf[16 (S c
 // + s) ..] by the tile with kConvert and read from there by the others. at[c * T + j] is token
 // j's activation at column c; one broadcast of it meets the S weight vectors. Sub-panel s's
 // sums start at +0.0 when in[s] is null, else continue token j's at in[s] + 16 j, and end at
 // out[s] + j * out_stride: all 16 rows but the last sub-panel's, its first `rows_last`.
-template <int S, int T, bool kConvert>
+template <class H, int S, int T, bool kConvert>
 inline void group_tile(const F16Chunk& ch, const float* at, const float* const* in,
                        float* const* out, int64_t out_stride, __mmask16 rows_last) {
   __m512 acc[S][T];
@@ -79,7 +97,7 @@ inline void group_tile(const F16Chunk& ch, const float* at, const float* const* 
     if constexpr (kConvert) {
 #pragma GCC unroll 4
       for (int s = 0; s < S; ++s) {
-        w[s] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * s)));
+        w[s] = H::load16(p + 64 * s);
         _mm512_store_ps(wf + 16 * (S * c + s), w[s]);
       }
       p += step;
@@ -106,15 +124,15 @@ inline void group_tile(const F16Chunk& ch, const float* at, const float* const* 
 using TileFn = void (*)(const F16Chunk&, const float*, const float* const*, float* const*, int64_t,
                         __mmask16);
 
-// group_tile<S, t, kConvert> for t = 1..kPromptTokens.
-template <int S, bool kConvert, int... I>
+// group_tile<H, S, t, kConvert> for t = 1..kPromptTokens.
+template <class H, int S, bool kConvert, int... I>
 constexpr TileFn tile_fn(int t, std::integer_sequence<int, I...>) {
-  constexpr TileFn fns[] = {group_tile<S, I + 1, kConvert>...};
+  constexpr TileFn fns[] = {group_tile<H, S, I + 1, kConvert>...};
   return fns[t - 1];
 }
-template <int S, bool kConvert>
+template <class H, int S, bool kConvert>
 constexpr TileFn tile_fn(int t) {
-  return tile_fn<S, kConvert>(t, std::make_integer_sequence<int, kPromptTokens>{});
+  return tile_fn<H, S, kConvert>(t, std::make_integer_sequence<int, kPromptTokens>{});
 }
 
 // The next tile's token count when `left` tokens remain: whole tiles, but a rest that would
@@ -248,7 +266,7 @@ thread_local GrowArray<float> t_sums;
 // first tile converts their halves, the chunk's first (k0 == 0) starts every sum at +0.0, its
 // last stores them in y (the first r1 rows), and between chunks they wait in sums (the
 // sub-panels' from q_begin, sub_floats each). The next group's chunk is asked for meanwhile.
-template <int S>
+template <class H, int S>
 void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, float* wf,
                  float* sums, int64_t q, int64_t q_begin, int64_t q_end, int64_t k0, int64_t cols,
                  int64_t r1, int64_t t0, int64_t sub_floats) {
@@ -270,14 +288,15 @@ void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, f
       in[s] = first ? nullptr : sub_sums;
       out[s] = last ? g.y + (t0 + s0) * g.y_stride + r + s * kF16SubRows : sub_sums;
     }
-    (ti == 0 ? tile_fn<S, true>(take) : tile_fn<S, false>(take))(chunk, chunk_at + s0 * cols, in,
-                                                                 out, out_stride, rows_last);
+    (ti == 0 ? tile_fn<H, S, true>(take) : tile_fn<H, S, false>(take))(
+        chunk, chunk_at + s0 * cols, in, out, out_stride, rows_last);
   }
 }
 
 // Block tokens [t0, t1) (their rearranged activations at `at`) x sub-panels [q_begin, q_end):
 // whole panels (4 sub-panels) at a time, then one by one the sub-panels of a last panel that
 // the matrix's rows end in.
+template <class H>
 void prompt_block(const GemmArgs& g, const float* at, int64_t q_begin, int64_t q_end, int64_t r1,
                   int64_t t0, int64_t t1) {
   const int64_t tokens = t1 - t0, sub_floats = tokens * kF16SubRows;
@@ -294,11 +313,12 @@ void prompt_block(const GemmArgs& g, const float* at, int64_t q_begin, int64_t q
     const float* chunk_at = at + k0 * tokens;
     int64_t q = q_begin;
     for (; q + kF16SubPanels <= q_end; q += kF16SubPanels) {
-      group_chunk<kF16SubPanels>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1, t0,
-                                 sub_floats);
+      group_chunk<H, kF16SubPanels>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1,
+                                    t0, sub_floats);
     }
     for (; q < q_end; ++q) {
-      group_chunk<1>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1, t0, sub_floats);
+      group_chunk<H, 1>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1, t0,
+                        sub_floats);
     }
   }
 }
@@ -306,12 +326,13 @@ void prompt_block(const GemmArgs& g, const float* at, int64_t q_begin, int64_t q
 // The sub-panels holding rows [r0, r1): r0 starts a panel, sub-panels wholly past r1 (a last
 // panel's padding) are skipped. The activations as the product laid them out for all its
 // threads (GemmArgs::a_layout) when it did for these tokens, else this thread's own layout.
+template <class H>
 void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t q_begin = r0 / kF16SubRows, q_end = (r1 + kF16SubRows - 1) / kF16SubRows;
   const bool shared = g.a_layout != nullptr && t0 == 0 && t1 == g.a_layout_tokens;
   const float* at = shared ? g.a_layout : t_acts.make(g, t0, t1);
   for (int64_t t = t0; t < t1; t += kTokenBlock) {
-    prompt_block(g, at + (t - t0) * g.n, q_begin, q_end, r1, t, min64(t + kTokenBlock, t1));
+    prompt_block<H>(g, at + (t - t0) * g.n, q_begin, q_end, r1, t, min64(t + kTokenBlock, t1));
   }
 }
 
@@ -319,6 +340,7 @@ void gemm_prompt(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
 // of 16 rows is one 256-bit load widened to one vector, so each row's sum is the AVX2 decode's
 // FMA chain over the columns in order (the same bits); the column pairs (256 bytes, a line of
 // each sub-panel) in runs of for_each_block_in_runs. Rows from r1 on are not stored.
+template <class H>
 void decode_panel_512(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   const uint8_t* w = static_cast<const uint8_t*>(g.w) + p * g.w_stride;
   const float* a =
@@ -330,9 +352,7 @@ void decode_panel_512(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
     const __m512 vk = _mm512_set1_ps(ak);
 #pragma GCC unroll 4
     for (int s = 0; s < kF16SubPanels; ++s) {
-      const __m256i col =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + f16x64_offset(s, second)));
-      acc[s] = _mm512_fmadd_ps(_mm512_cvtph_ps(col), vk, acc[s]);
+      acc[s] = _mm512_fmadd_ps(H::load16(pair + f16x64_offset(s, second)), vk, acc[s]);
     }
   };
   StreamPrefetcher ahead(w, decode_prefetch(), decode_prefetch_bytes());
@@ -350,27 +370,31 @@ void decode_panel_512(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
 
 // One token: in 512-bit registers where kernels::decode_wide(), else the AVX2 decode
 // (memory-bound; its 8 FMA chains keep up with the stream).
-void gemm_packed_f16_x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+template <class H>
+void gemm_packed_half_x16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   if (t1 - t0 == 1 && decode_wide()) {
     const int64_t p_end = (r1 + kF16PanelRows - 1) / kF16PanelRows;
-    for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel_512(g, p, r1, t0);
+    for (int64_t p = r0 / kF16PanelRows; p < p_end; ++p) decode_panel_512<H>(g, p, r1, t0);
   } else if (t1 - t0 == 1) {
-    avx2_packed_f16_decode(g, r0, r1, t0);
+    H::avx2_decode(g, r0, r1, t0);
   } else if (t1 > t0) {
-    gemm_prompt(g, r0, r1, t0, t1);
+    gemm_prompt<H>(g, r0, r1, t0, t1);
   }
 }
 
 }  // namespace
 
 void fill_avx512_packed_f16(KernelTable& t) {
-  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kF16)].packed;
-  p.panel_rows = kF16PanelRows;
-  p.panel_bytes = f16x64_panel_bytes;
-  p.pack_panel = pack_f16x64;
-  p.gemm = gemm_packed_f16_x16;
-  p.prompt_layout_bytes = prompt_layout_bytes;
-  p.prompt_layout = prompt_layout;
+  for (const DType type : {DType::kF16, DType::kBF16}) {
+    TypeOps::Packed& p = t.types[static_cast<uint32_t>(type)].packed;
+    p.panel_rows = kF16PanelRows;
+    p.panel_bytes = f16x64_panel_bytes;
+    p.pack_panel = pack_f16x64;
+    p.gemm =
+        type == DType::kF16 ? gemm_packed_half_x16<F16Halves> : gemm_packed_half_x16<BF16Halves>;
+    p.prompt_layout_bytes = prompt_layout_bytes;
+    p.prompt_layout = prompt_layout;
+  }
 }
 
 }  // namespace cohort::kernels
