@@ -69,6 +69,15 @@ inline constexpr size_t kQ4_Kx8BlockBytes = kQ4_Kx8QsOffset + 1024;
 size_t q4_kx8_panel_bytes(int64_t n);
 void pack_q4_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q5_K, panels of 8 rows ("Q5_Kx8", the AVX2 tables'). Per super-block of 256 columns, 1440
+// bytes (the file's 8 blocks take 1408: +2.3%): Q4_Kx8's d, dmin, scales and mins, then
+// sub-block j at 160 + 160j as qh[32] (row i at 4i, bits as Q5_Kx16's below) and qs[128]
+// (the codes' low 4 bits in Q4_Kx8's arrangement).
+inline constexpr size_t kQ5_Kx8SubBlockBytes = 32 + 128;
+inline constexpr size_t kQ5_Kx8BlockBytes = kQ4_Kx8QsOffset + 8 * kQ5_Kx8SubBlockBytes;
+size_t q5_kx8_panel_bytes(int64_t n);
+void pack_q5_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q4_K, panels of 16 rows ("Q4_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
 // 2368 bytes (the file's 16 blocks take 2304: +2.8%), 37 cache lines: the Q4_Kx8 arrangement
 // with 16 rows.

@@ -332,14 +332,14 @@ TEST(PackedGemm, MatchesReferenceAndLeavesPaddingAlone) {
 // integer dot per block (vpdpbusd instead of maddubs + add + madd), then the same float operations.
 // Covers 1..9 tokens (every tile size and the one- and two-token chains) and a partial panel; the
 // quantized random rows reach their end codes (q4_0's 0, q8_0's +-127) in every block; q4_K
-// is taken at 1024 columns, its super-blocks being 256.
+// and q5_K are taken at 1024 columns, their super-blocks being 256.
 TEST(PackedGemm, VnniGivesTheAvx2Bits) {
   const KernelTable* avx2 = available()[1];
   const KernelTable* vnni = available()[2];
   if (vnni == nullptr) GTEST_SKIP() << "this CPU has neither AVX-VNNI nor AVX512-VNNI";
   ASSERT_NE(avx2, nullptr);
   int compared = 0;
-  for (DType t : kGemmTypes) {
+  for (DType t : kPackedTypes) {
     if (ops_of(*vnni, t).packed.gemm == ops_of(*avx2, t).packed.gemm) continue;
     ++compared;
     for (const float scale : {1.0f, 1e-3f}) {

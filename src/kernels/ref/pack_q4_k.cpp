@@ -20,22 +20,21 @@ void unpack_scales_mins(const uint8_t* s, uint8_t sc[8], uint8_t mn[8]) {
   }
 }
 
-// One panel of kRows rows, Q4_Kx8, Q4_Kx16 or Q5_Kx16 (Block: the file's BlockQ4_K or
+// One panel of kRows rows, Q4_Kx8, Q4_Kx16, Q5_Kx8 or Q5_Kx16 (Block: the file's BlockQ4_K or
 // BlockQ5_K): the scales in a table (row i of sub-block j at kRows j + i), then the codes'
 // low 4 bits (sub-block j at kSubBytes j, after its high bits where Q5_K); mins in pairs.
 template <int64_t kRows, class Block>
 void pack_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
   constexpr bool kWide = kRows == 16;
   constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
-  static_assert(kWide || !kFive);
-  constexpr size_t kBlock = kFive   ? kQ5_Kx16BlockBytes
-                            : kWide ? kQ4_Kx16BlockBytes
-                                    : kQ4_Kx8BlockBytes;
   constexpr size_t kMins = kWide ? kQ4_Kx16MinsOffset : kQ4_Kx8MinsOffset;
   constexpr size_t kScales = kWide ? kQ4_Kx16ScalesOffset : kQ4_Kx8ScalesOffset;
   constexpr size_t kQs = kWide ? kQ4_Kx16QsOffset : kQ4_Kx8QsOffset;
-  constexpr size_t kSubBytes = kFive ? kQ5_Kx16SubBlockBytes : 16 * kRows;
-  constexpr size_t kHighBytes = kFive ? kQ5_Kx16SubBlockBytes - 16 * kRows : 0;
+  constexpr size_t kHighBytes = kFive ? 4 * kRows : 0;  // a sub-block's fifth bits
+  constexpr size_t kSubBytes = kHighBytes + 16 * kRows;
+  constexpr size_t kBlock = kQs + 8 * kSubBytes;
+  static_assert(kBlock == (kFive ? (kWide ? kQ5_Kx16BlockBytes : kQ5_Kx8BlockBytes)
+                                 : (kWide ? kQ4_Kx16BlockBytes : kQ4_Kx8BlockBytes)));
   const int64_t nb = n / kQK_K;
   auto* out = static_cast<uint8_t*>(dst);
   std::memset(out, 0, static_cast<size_t>(nb) * kBlock);
@@ -100,6 +99,12 @@ size_t q4_kx16_panel_bytes(int64_t n) {
 
 void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
   pack_k_panel<kQ4_Kx16PanelRows, BlockQ4_K>(src, src_stride, n_rows, n, dst);
+}
+
+size_t q5_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ5_Kx8BlockBytes; }
+
+void pack_q5_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  pack_k_panel<kQ4_KPanelRows, BlockQ5_K>(src, src_stride, n_rows, n, dst);
 }
 
 size_t q5_kx16_panel_bytes(int64_t n) {

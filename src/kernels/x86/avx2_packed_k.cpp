@@ -1,14 +1,14 @@
 // AVX2 products of the packed K-quant panels (kernels/packed_layouts.h: 8 rows, the rows in
 // the 8 int32 lanes) with Q8_K activations, decode and prefill alike.
 //
-// Q4_Kx8: per sub-block of 32 columns, each token broadcasts 4 activation bytes at a time
-// against the nibbles of all 8 rows; the maddubs results add up in int16, then one madd
-// with the sub-block's scales (each row's scale in both int16 halves of its lane) gives
-// scale * dot in int32. The mins term sum_j min_j * bsum_j is 4 madds per super-block of the
-// unpacked mins with pairs of the token's sub-block sums. Per super-block and token: one fma
-// with d_w * d_a and one with dmin_w * d_a. On a CPU with VNNI a VNNI table (avx2_vnni,
-// avx2_vnni_evex) runs the same Q4_K tile with vpdpbusd (q4_k_tile's kDot): a sub-block's int32
-// lane sums take their scale by vpmulld, the same exact integers.
+// Q4_Kx8 (and Q5_Kx8, the same tile with each code's fifth bit or-ed in): per sub-block of 32
+// columns, each token broadcasts 4 activation bytes at a time against the nibbles of all 8 rows;
+// the maddubs results add up in int16, then one madd with the sub-block's scales (each row's scale
+// in both int16 halves of its lane) gives scale * dot in int32. The mins term sum_j min_j * bsum_j
+// is 4 madds per super-block of the unpacked mins with pairs of the token's sub-block sums. Per
+// super-block and token: one fma with d_w * d_a and one with dmin_w * d_a. On a CPU with VNNI a
+// VNNI table (avx2_vnni, avx2_vnni_evex) runs the same Q4_K tile with vpdpbusd (k_tile's kDot):
+// a sub-block's int32 lane sums take their scale by vpmulld, the same exact integers.
 //
 // Exactness and determinism: in a sub-block each int16 half of a row's lane adds 16 products
 // of a code (<= 15) with an activation (|a| <= 128): <= 30720, no overflow (maddubs's own
@@ -83,21 +83,35 @@ struct TileTokens {
   }
 };
 
-// P Q4_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
-// first). With kVnni (a VNNI table: kDot) a sub-block's products go through vpdpbusd into
-// int32 lane sums (two chains for one or two tokens: its latency is longer than the add's),
-// which take the sub-block's scale by an int32 multiply: the same exact integer as the int16
-// sums and madd, so the same bits.
-template <int T, int P, avx2::Dot kDot>
-void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-               const TokenTerms& terms, size_t first, int64_t nb) {
+// Where a super-block's sub-blocks sit in Q4_Kx8 and Q5_Kx8: sub-block j at kQ4_Kx8QsOffset +
+// kSubBytes j, its 128 code bytes kCodesAt in (after Q5_K's 32 bytes of fifth bits).
+struct Q4Kx8 {
+  static constexpr bool kFive = false;
+  static constexpr size_t kBlockBytes = kQ4_Kx8BlockBytes, kSubBytes = 128, kCodesAt = 0;
+};
+struct Q5Kx8 {
+  static constexpr bool kFive = true;
+  static constexpr size_t kBlockBytes = kQ5_Kx8BlockBytes, kSubBytes = kQ5_Kx8SubBlockBytes;
+  static constexpr size_t kCodesAt = kSubBytes - 128;
+};
+
+// P Q4_Kx8 or Q5_Kx8 panels (layout L; 8 rows each from row r) x tokens t .. t + T - 1 (their
+// terms from index first). With kVnni (a VNNI table: kDot) a sub-block's products go through
+// vpdpbusd into int32 lane sums (two chains for one or two tokens: its latency is longer than
+// the add's), which take the sub-block's scale by an int32 multiply: the same exact integer as
+// the int16 sums and madd, so the same bits. Q5_K's codes (<= 31) take the maddubs path's low
+// and high halves in two int16 chains (8 products of <= 31 * 128 each: <= 31744, no overflow).
+template <class L, int T, int P, avx2::Dot kDot>
+void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+            const TokenTerms& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
   constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
-  constexpr int kChains = kVnni && T <= 2 ? 2 : 1;
-  // With two chains the second holds the high nibbles' products: taken in place (v & 0xF0,
-  // 16 x the code) they need no shift per group, only one per sub-block (an exact division,
+  constexpr int kChains = (kVnni && T <= 2) || (!kVnni && L::kFive) ? 2 : 1;
+  // With two chains the second holds the high nibbles' products: Q4_K's taken in place (v &
+  // 0xF0, 16 x the code) need no shift per group, only one per sub-block (an exact division,
   // the chain's sum being a multiple of 16). The same exact integers, so the same bits.
-  constexpr bool kInPlaceHigh = kChains == 2;
+  constexpr bool kInPlaceHigh = kChains == 2 && !L::kFive;
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
@@ -111,7 +125,7 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
-      blk[p] = panel + p * g.w_stride + b * kQ4_Kx8BlockBytes;
+      blk[p] = panel + p * g.w_stride + b * L::kBlockBytes;
       if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
@@ -120,22 +134,38 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       __m256i part[P][T][kChains];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset + 128 * (sb + 1));
+        if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * (sb + 1));
         for (int j = 0; j < T; ++j) {
           for (int c = 0; c < kChains; ++c) part[p][j][c] = _mm256_setzero_si256();
         }
+      }
+      // Q5_K: the sub-block's fifth bits, per panel.
+      __m256i fifth[P];
+#pragma GCC unroll 2
+      for (int p = 0; p < P; ++p) {
+        const uint8_t* sub = blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * sb;
+        fifth[p] = L::kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub))
+                            : _mm256_setzero_si256();
       }
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
-          __m256i v = _mm256_loadu_si256(
-              reinterpret_cast<const __m256i*>(blk[p] + kQ4_Kx8QsOffset + 128 * sb + 32 * grp));
+          __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+              blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * sb + L::kCodesAt + 32 * grp));
           avx2::keep_in_register(v);  // one load, not one per use
-          const __m256i lo = _mm256_and_si256(v, low);
+          __m256i lo = _mm256_and_si256(v, low);
           // kInPlaceHigh: 16 x the high codes, their chain divided by 16 per sub-block.
-          const __m256i hi = kInPlaceHigh ? _mm256_and_si256(v, high)
-                                          : _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+          __m256i hi = kInPlaceHigh ? _mm256_and_si256(v, high)
+                                    : _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+          if constexpr (L::kFive) {
+            // Group grp's fifth bits to bit 4 of each byte (packed_layouts.h Q5_Kx8): the low
+            // nibbles' columns from bit grp, the high nibbles' from bit 4 + grp.
+            const __m256i up = _mm256_sll_epi32(fifth[p], _mm_cvtsi32_si128(4 - grp));
+            const __m256i down = _mm256_srl_epi32(fifth[p], _mm_cvtsi32_si128(grp));
+            lo = _mm256_or_si256(lo, _mm256_and_si256(up, bit4));
+            hi = _mm256_or_si256(hi, _mm256_and_si256(down, bit4));
+          }
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * sb + 8 * grp;
@@ -145,7 +175,8 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
               pj[kChains - 1] = avx2::dpbusd<kDot>(pj[kChains - 1], hi, avx2::broadcast4(q + 4));
             } else {
               pj[0] = _mm256_add_epi16(pj[0], _mm256_maddubs_epi16(lo, avx2::broadcast4(q)));
-              pj[0] = _mm256_add_epi16(pj[0], _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+              pj[kChains - 1] = _mm256_add_epi16(pj[kChains - 1],
+                                                 _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
               avx2::keep_in_register(pj[0]);
             }
           }
@@ -162,6 +193,8 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
             __m256i dot = part[p][j][0];
             if constexpr (kInPlaceHigh) {
               dot = _mm256_add_epi32(dot, _mm256_srai_epi32(part[p][j][1], 4));
+            } else if constexpr (kChains == 2) {
+              dot = _mm256_add_epi32(dot, part[p][j][1]);
             }
             sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_mullo_epi32(dot, sc));
           }
@@ -172,6 +205,9 @@ void q4_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_madd_epi16(part[p][j][0], sc));
+            if constexpr (kChains == 2) {
+              sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_madd_epi16(part[p][j][1], sc));
+            }
           }
         }
       }
@@ -318,10 +354,10 @@ void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
       });
 }
 
-template <avx2::Dot kDot>
-void gemm_packed_q4_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+template <class L, avx2::Dot kDot>
+void gemm_packed_q45_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   gemm_panels<8>(g, r0, r1, t0, t1,
-                 []<int T, int P>(auto&&... args) { q4_k_tile<T, P, kDot>(args...); });
+                 []<int T, int P>(auto&&... args) { k_tile<L, T, P, kDot>(args...); });
 }
 
 void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
@@ -336,7 +372,13 @@ void fill_avx2_packed_k(KernelTable& t) {
   q4k.panel_rows = kQ4_KPanelRows;
   q4k.panel_bytes = q4_kx8_panel_bytes;
   q4k.pack_panel = pack_q4_kx8;
-  q4k.gemm = gemm_packed_q4_k<avx2::Dot::kMaddubs>;
+  q4k.gemm = gemm_packed_q45_k<Q4Kx8, avx2::Dot::kMaddubs>;
+  TypeOps::Packed& q5k = t.types[static_cast<uint32_t>(DType::kQ5_K)].packed;
+  q5k.panel_rows = kQ4_KPanelRows;
+  q5k.panel_bytes = q5_kx8_panel_bytes;
+  q5k.pack_panel = pack_q5_kx8;
+  q5k.gemm = gemm_packed_q45_k<Q5Kx8, avx2::Dot::kMaddubs>;
+  q5k.accumulates = true;
   TypeOps::Packed& q6k = t.types[static_cast<uint32_t>(DType::kQ6_K)].packed;
   q6k.panel_rows = kQ6_KPanelRows;
   q6k.panel_bytes = q6_kx8_panel_bytes;
@@ -348,7 +390,11 @@ void fill_avx2_packed_k(KernelTable& t) {
 
 void fill_vnni_packed_k(KernelTable& t, bool evex) {
   t.types[static_cast<uint32_t>(DType::kQ4_K)].packed.gemm =
-      evex ? gemm_packed_q4_k<avx2::Dot::kVnniEvex> : gemm_packed_q4_k<avx2::Dot::kVnniVex>;
+      evex ? gemm_packed_q45_k<Q4Kx8, avx2::Dot::kVnniEvex>
+           : gemm_packed_q45_k<Q4Kx8, avx2::Dot::kVnniVex>;
+  t.types[static_cast<uint32_t>(DType::kQ5_K)].packed.gemm =
+      evex ? gemm_packed_q45_k<Q5Kx8, avx2::Dot::kVnniEvex>
+           : gemm_packed_q45_k<Q5Kx8, avx2::Dot::kVnniVex>;
 }
 
 }  // namespace cohort::kernels

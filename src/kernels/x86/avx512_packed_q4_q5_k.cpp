@@ -9,15 +9,9 @@
 // mins in pairs with the token's pairs of sub-block sums. Per super-block and token: one fma
 // with d_w * d_a, one with dmin_w * d_a.
 //
-// Exactness: Q4_K's are the same exact integers as the AVX2 VNNI tile (avx2_packed_k.cpp
-// q4_k_tile) in the same float operations, so the same bits: a sub-block's dot is at most
-// 32 * 15 * 128, times a scale <= 63, over 8 sub-blocks: < 2^31. Q5_K (no AVX2 packed form):
-// the reference's exact integers (dots of codes <= 31: 32 * 31 * 128 * 63 * 8 < 2^31) in
-// those float operations, within the tests' tolerance of the reference's sum.
-//
-// Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
-// function (x86/simd_avx512.h says why).
-#include <cstdint>
+// Exactness: the same exact integers as the AVX2 tiles (avx2_packed_k.cpp k_tile, VNNI or
+// not) in the same float operations, so the same bits: a sub-block's dot is at most 32 * 31 *
+// 128 (Q5_K; Q4_K's codes <= 15), times a scale <= 63, over 8 sub-blocks: < 2^31.
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
