@@ -89,7 +89,7 @@ const KernelTable* avx512_vnni_table() {
     fill_avx512_packed_q4_0(k);
     fill_avx512_packed_q4_q5_k(k);
     fill_avx512_packed_q8_0(k);
-    fill_avx512_packed_q6_k(k);
+    fill_avx512_packed_q3_q6_k(k);
     fill_avx512_packed_f16(k);
     fill_avx512_attention(k);
     fill_avx512_probes(k);

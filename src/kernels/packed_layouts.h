@@ -164,6 +164,27 @@ constexpr size_t q6_kx16_step(int c) { return kQ6_Kx16StepsOffset + kQ6_Kx16Step
 size_t q6_kx16_panel_bytes(int64_t n);
 void pack_q6_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q3_K, panels of 16 rows ("Q3_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
+// 1824 bytes (the file's 16 blocks take 1760: +3.6%), Q6_Kx16's order with 3-bit codes:
+//   d[16]        f16 super-block scale of rows 0..15
+//   then for each chunk c of 32 columns, 224 bytes from q3_kx16_step(c):
+//     scales[32] sub-block 2c + s of 16 columns, row i at 16s + i: its scale (6 bits - 32)
+//     ql[128]    the codes' low 2 bits, two planes p of 64 bytes; byte 4i + m of plane p
+//                holds at bits 4s + 2h .. 4s + 2h + 1 those of column 8g + 4h + m, g = 2p + s
+//     qh[64]     the codes' third bits: byte 4i + m holds at bit 2g + h that of column 8g +
+//                4h + m (g = 0..3, h = 0..1)
+// Codes u = q + 4 in [0, 7] (the file's q in [-4, 3]): value = d * scale * (u - 4); rows past
+// the matrix are all zero (their codes 0, scales 0).
+inline constexpr int64_t kQ3_Kx16PanelRows = 16;
+inline constexpr size_t kQ3_Kx16StepsOffset = 32;
+inline constexpr size_t kQ3_Kx16StepBytes = 224;
+inline constexpr size_t kQ3_Kx16QlInStep = 32;
+inline constexpr size_t kQ3_Kx16QhInStep = kQ3_Kx16QlInStep + 128;
+inline constexpr size_t kQ3_Kx16BlockBytes = kQ3_Kx16StepsOffset + 8 * kQ3_Kx16StepBytes;
+constexpr size_t q3_kx16_step(int c) { return kQ3_Kx16StepsOffset + kQ3_Kx16StepBytes * c; }
+size_t q3_kx16_panel_bytes(int64_t n);
+void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // F16, panels of 64 rows ("F16x64"): 4 sub-panels of 16 rows, their columns interleaved so
 // that a one-token product reads the panel as ONE sequential stream while it keeps 4
 // independent sub-panel sums in flight. For each pair j of columns (2j, 2j + 1), 256 bytes:

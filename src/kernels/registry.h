@@ -42,7 +42,7 @@ void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp
 void fill_avx512_packed_q4_0(KernelTable& t);     // x86/avx512_packed_q4_0.cpp: Q4_0x16
 void fill_avx512_packed_q4_q5_k(KernelTable& t);  // x86/avx512_packed_q4_q5_k.cpp: Q4_Kx16, Q5_Kx16
 void fill_avx512_packed_q8_0(KernelTable& t);     // x86/avx512_packed_q8_0.cpp: Q8_0x16
-void fill_avx512_packed_q6_k(KernelTable& t);     // x86/avx512_packed_q6_k.cpp: Q6_Kx16
+void fill_avx512_packed_q3_q6_k(KernelTable& t);  // x86/avx512_packed_q3_q6_k.cpp: Q3_Kx16, Q6_Kx16
 void fill_avx512_packed_f16(KernelTable& t);      // x86/avx512_packed_f16.cpp: F16x64, prompts
 void fill_avx512_attention(KernelTable& t);       // x86/avx512_attention.cpp: head dims of 16s
 void fill_avx512_probes(KernelTable& t);          // x86/avx512_probes.cpp: the 16-lane FMA peak

@@ -39,15 +39,17 @@ constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::
                                 DType::kQ6_K};
 
 // Types some table packs (TypeOps::Packed): the batched ones, BF16 (packed as F16 is, by the
-// AVX2 and AVX-512 tables) and Q5_K (only the avx512_vnni table); the tables that do not pack
-// them multiply them a pair at a time.
+// AVX2 and AVX-512 tables), Q5_K and Q3_K (Q3_K only by the avx512_vnni table); the tables
+// that do not pack them multiply them a pair at a time.
 constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ8_0,
-                                  DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+                                  DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 // F16 and BF16: 16-bit floats, packed alike (F16x64).
 bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
-bool is_k_quant(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K; }
+bool is_k_quant(DType t) {
+  return t == DType::kQ3_K || t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K;
+}
 
 // The reference product of rows [r0, r1) and tokens [t0, t1): the reference vec_dot of each
 // pair (what the reference table's gemm does, for types it has no gemm for too).
@@ -551,7 +553,7 @@ TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
 // makes) must not overflow.
 TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
   for (const KernelTable* k : tables()) {
-    for (DType t : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (DType t : {DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
       Problem p(t, 512, form.panel_rows + 1, 3, 17, 1.0f);
@@ -562,6 +564,11 @@ TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
             auto* x = reinterpret_cast<BlockQ4_K*>(row) + b;
             std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale and min 63
             std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 15
+          } else if (t == DType::kQ3_K) {
+            auto* x = reinterpret_cast<BlockQ3_K*>(row) + b;
+            std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale 63 - 32
+            std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 3 + 4: 7
+            std::memset(x->hmask, 0xFF, sizeof x->hmask);
           } else if (t == DType::kQ5_K) {
             auto* x = reinterpret_cast<BlockQ5_K*>(row) + b;
             std::memset(x->scales, 0xFF, sizeof x->scales);

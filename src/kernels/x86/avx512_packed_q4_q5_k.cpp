@@ -201,18 +201,10 @@ void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int
 }  // namespace
 
 void fill_avx512_packed_q4_q5_k(KernelTable& t) {
-  const auto fill = [&t](DType type, size_t (*panel_bytes)(int64_t),
-                         void (*pack)(const void*, size_t, int64_t, int64_t, void*),
-                         void (*gemm)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t)) {
-    TypeOps::Packed& p = t.types[static_cast<uint32_t>(type)].packed;
-    p.panel_rows = kQ4_Kx16PanelRows;
-    p.panel_bytes = panel_bytes;
-    p.pack_panel = pack;
-    p.gemm = gemm;
-    p.accumulates = true;
-  };
-  fill(DType::kQ4_K, q4_kx16_panel_bytes, pack_q4_kx16, gemm_packed_kx16<Q4Kx16>);
-  fill(DType::kQ5_K, q5_kx16_panel_bytes, pack_q5_kx16, gemm_packed_kx16<Q5Kx16>);
+  set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ4_K)].packed, q4_kx16_panel_bytes,
+                 pack_q4_kx16, gemm_packed_kx16<Q4Kx16>);
+  set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ5_K)].packed, q5_kx16_panel_bytes,
+                 pack_q5_kx16, gemm_packed_kx16<Q5Kx16>);
 }
 
 }  // namespace cohort::kernels

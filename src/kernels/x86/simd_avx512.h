@@ -45,6 +45,18 @@ inline __mmask16 row_mask(int64_t rows) {
   return static_cast<__mmask16>(rows >= 16 ? 0xFFFF : (1u << rows) - 1);
 }
 
+// A type's packed form of panels of 16 rows whose gemm accumulates (the K-quant tables'):
+// the layout's panel bytes and packer, and the product.
+inline void set_packed_x16(TypeOps::Packed& p, size_t (*panel_bytes)(int64_t),
+                           decltype(TypeOps::Packed::pack_panel) pack,
+                           decltype(TypeOps::Packed::gemm) gemm) {
+  p.panel_rows = 16;
+  p.panel_bytes = panel_bytes;
+  p.pack_panel = pack;
+  p.gemm = gemm;
+  p.accumulates = true;
+}
+
 // The first value of a 16-row tile's sums: zero, or with g.accumulate what y holds.
 inline __m512 start_rows_x16(const GemmArgs& g, const float* y, __mmask16 m) {
   return g.accumulate ? _mm512_maskz_loadu_ps(m, y) : _mm512_setzero_ps();

@@ -1,18 +1,22 @@
-// AVX-512 product of packed Q6_K panels of 16 rows (kernels/packed_layouts.h "Q6_Kx16", the
-// 16 rows in the 16 int32 lanes) with Q8_K activations, decode and prefill alike: the
-// avx512_vnni table's Q6_K. Per chunk of 32 columns a group's 6-bit codes are put together
-// once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's 4
-// activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum
-// takes the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums) and then
-// its scale by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs, an int16
-// add and a madd per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower
+// AVX-512 products of packed Q6_K and Q3_K panels of 16 rows (kernels/packed_layouts.h
+// "Q6_Kx16" and "Q3_Kx16", the 16 rows in the 16 int32 lanes) with Q8_K activations, decode
+// and prefill alike: the avx512_vnni table's Q6_K and Q3_K, one tile over the two layouts
+// (Q6Kx16, Q3Kx16: where a chunk's bytes sit, how its codes come together, their offset).
+// Below for Q6_K; Q3_K's codes u in [0, 7] stand for u - 4 (the -4 taken as the -32 is), its
+// 2-bit and 1-bit planes put together as the 4-bit and 2-bit ones are. Per chunk of 32 columns a
+// group's 6-bit codes are put together once (low 4 bits from ql, top 2 from qh, by a bit select)
+// for 16 rows; each token's 4 activation bytes meet them, broadcast to every lane, in one vpdpbusd.
+// A sub-block's sum takes the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's
+// bsums) and then its scale by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs,
+// an int16 add and a madd per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower
 // (32 GB/s on one thread) than memory streams (35).
 //
 // Exactness: a sub-block's integer dot is at most 16 * 63 * 128 in magnitude, times a scale
 // of |s| <= 128, summed over 16 sub-blocks: < 2^31. The super-block's integer is the same
 // exact one as the AVX2 tile's (there the -32 term is taken once per super-block), then the
 // same float operations (fma(float(dot), d_w * d_a, acc) per super-block in order), so the
-// same bits.
+// same bits. Q3_K (no AVX2 packed form): the reference's exact integer in those float
+// operations, within the tests' tolerance of the reference's sum.
 //
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
@@ -34,13 +38,11 @@ constexpr int kGroupBytes = 64;
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// How far ahead a one-token tile asks for its lines where decode_prefetch(): two
-// super-blocks, as the AVX2 tile (kQ6_KDecodeAhead).
-constexpr int64_t kPrefetchAhead = 2 * kQ6_Kx16BlockBytes;
-
 // Per token super-block, what the tiles take from the activations besides their codes: the
-// block's scale and 32 x the sums of its 16 sub-blocks' codes. Per-thread storage grown to
-// the largest call seen, reused while a call reads the same activations.
+// block's scale and 2^kShift x the sums of its 16 sub-blocks' codes (the codes' offset: 32
+// for Q6_K, 4 for Q3_K). Per-thread storage grown to the largest call seen, reused while a
+// call reads the same activations.
+template <int kShift>
 class TokenTerms {
  public:
   // Terms of tokens [t0, t1) of g (token t's super-blocks from (t - t0) * nb on).
@@ -58,7 +60,7 @@ class TokenTerms {
         d[i] = a[b].d;
         const __m512i s =
             _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].bsums)));
-        _mm512_storeu_si512(sums32 + 16 * i, _mm512_slli_epi32(s, 5));
+        _mm512_storeu_si512(sums32 + 16 * i, _mm512_slli_epi32(s, kShift));
       }
     }
   }
@@ -72,9 +74,9 @@ class TokenTerms {
   TermsKey key_;
 };
 
-// The 6-bit codes of group grp of a chunk (ql and qh its bytes) for 16 rows: the low-nibble
-// columns in lo, the high-nibble ones in hi, each code in a byte.
-inline void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
+// The 6-bit codes of group grp of a Q6_Kx16 chunk (ql and qh its bytes) for 16 rows: the
+// low-nibble columns in lo, the high-nibble ones in hi, each code in a byte.
+inline void codes6(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
   const __m512i low = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
   const __m512i v = _mm512_loadu_si512(ql + kGroupBytes * grp);
   const __m512i h = _mm512_loadu_si512(qh + kGroupBytes * (grp / 2));
@@ -86,6 +88,65 @@ inline void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __
   hi = _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(v, 4), _mm512_and_si512(h_hi, top), 0xCA);
 }
 
+// The 3-bit codes of group G of a Q3_Kx16 chunk for 16 rows, as codes6 gives Q6_K's: the low
+// 2 bits from plane G / 2 of ql (at bits 4 (G % 2) + 2h of each byte), the third from qh (bit
+// 2G + h), h = 0 for lo (columns 8G + m), 1 for hi (8G + 4 + m).
+template <int G>
+inline void codes3(const uint8_t* ql, const uint8_t* qh, __m512i& lo, __m512i& hi) {
+  const __m512i two = _mm512_set1_epi8(0x03), bit2 = _mm512_set1_epi8(0x04);
+  const __m512i v = _mm512_loadu_si512(ql + kGroupBytes * (G / 2));
+  const __m512i h = _mm512_loadu_si512(qh);
+  constexpr int kLow = 4 * (G % 2);
+  // Bits 2G and 2G + 1 of h to bit 2 (epi16 shifts: what crosses into a byte's bit 2 comes
+  // from bits 0..7 of that byte, the shifts being at most 5).
+  const __m512i h_lo = G == 0 ? _mm512_slli_epi16(h, 2) : _mm512_srli_epi16(h, 2 * G - 2);
+  const __m512i h_hi = G == 0 ? _mm512_slli_epi16(h, 1) : _mm512_srli_epi16(h, 2 * G - 1);
+  // 0xCA: two ? v : h (a bit select); h keeps only bit 2.
+  lo = _mm512_ternarylogic_epi32(two, _mm512_srli_epi16(v, kLow), _mm512_and_si512(h_lo, bit2),
+                                 0xCA);
+  hi = _mm512_ternarylogic_epi32(two, _mm512_srli_epi16(v, kLow + 2), _mm512_and_si512(h_hi, bit2),
+                                 0xCA);
+}
+
+// The two layouts: a block's bytes, where chunk c and its planes start, the codes' offset
+// (2^kShift) and how group grp's codes come together.
+struct Q6Kx16 {
+  static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
+  static constexpr size_t kQlInStep = kQ6_Kx16QlInStep, kQhInStep = kQ6_Kx16QhInStep;
+  static constexpr int kShift = 5;
+  static constexpr size_t step(int c) { return q6_kx16_step(c); }
+  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
+    codes6(ql, qh, grp, lo, hi);
+  }
+};
+struct Q3Kx16 {
+  static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
+  static constexpr size_t kQlInStep = kQ3_Kx16QlInStep, kQhInStep = kQ3_Kx16QhInStep;
+  static constexpr int kShift = 2;
+  static constexpr size_t step(int c) { return q3_kx16_step(c); }
+  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
+    switch (grp) {  // a constant where the tiles' unrolled loops call it
+      case 0:
+        codes3<0>(ql, qh, lo, hi);
+        break;
+      case 1:
+        codes3<1>(ql, qh, lo, hi);
+        break;
+      case 2:
+        codes3<2>(ql, qh, lo, hi);
+        break;
+      default:
+        codes3<3>(ql, qh, lo, hi);
+        break;
+    }
+  }
+};
+
+// How far ahead a one-token tile asks for its lines where decode_prefetch(): two
+// super-blocks, as the AVX2 tile (kQ6_KDecodeAhead).
+template <class L>
+constexpr int64_t kPrefetchAhead = 2 * L::kBlockBytes;
+
 // One panel (16 rows at r, stored up to r1) x token t (terms at td, ts) where decode_wide():
 // panel_tile<1>'s integers and float operations, so its bits, with a block's 8 steps one
 // unrolled stretch of code between two prefetch asks (x86/simd_avx512.h kDecodeRunBytes says
@@ -93,6 +154,7 @@ inline void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __
 // read against panel_tile<1>'s 71.5% and 82.2% (stop 39; in L2 the two compute alike). A
 // function of its own so the prompt tiles keep their code: unrolling the steps in panel_tile
 // for every T took pp128 from 282, 262 to 177, 216 tok/s (stop 38).
+template <class L>
 void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                   const float* td, const int32_t* ts, int64_t nb, bool prefetch) {
   const auto* a =
@@ -100,25 +162,25 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
   __m512 acc = start_rows_x16(g, y, m);
-  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead);
+  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead<L>);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ6_Kx16BlockBytes;
-    ahead.upto(blk + kQ6_Kx16BlockBytes);
+    const uint8_t* blk = panel + b * L::kBlockBytes;
+    ahead.upto(blk + L::kBlockBytes);
     const int8_t* q = a[b].qs;
     const int32_t* s = ts + 16 * b;
     __m512i sumi = _mm512_setzero_si512();
     unrolled<8>([&](auto chunk) __attribute__((always_inline)) {
       constexpr int c = decltype(chunk)::value;
-      const uint8_t* step = blk + q6_kx16_step(c);
-      const uint8_t* ql = step + kQ6_Kx16QlInStep;
-      const uint8_t* qh = step + kQ6_Kx16QhInStep;
+      const uint8_t* step = blk + L::step(c);
+      const uint8_t* ql = step + L::kQlInStep;
+      const uint8_t* qh = step + L::kQhInStep;
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         __m512i plo = _mm512_setzero_si512(), phi = _mm512_setzero_si512();
 #pragma GCC unroll 2
         for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
           __m512i lo, hi;
-          codes(ql, qh, grp, lo, hi);
+          L::codes(ql, qh, grp, lo, hi);
           plo = _mm512_dpbusd_epi32(plo, lo, broadcast4_x16(q + 32 * c + 8 * grp));
           phi = _mm512_dpbusd_epi32(phi, hi, broadcast4_x16(q + 32 * c + 8 * grp + 4));
         }
@@ -141,7 +203,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
 
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, ts). One token (decode) keeps the low and high columns' products in two chains.
-template <int T>
+template <class L, int T>
 void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                 const float* td, const int32_t* ts, int64_t nb, bool prefetch) {
   const BlockQ8_K* a[T];
@@ -152,18 +214,18 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead);
+  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead<L>);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = panel + b * kQ6_Kx16BlockBytes;
+    const uint8_t* blk = panel + b * L::kBlockBytes;
     // A whole block's lines asked for at once (one ask a step: 79-86% of a plain read against
     // 94-107%, decode_layers_bench -t 1, stop 38; x86/simd_avx512.h kDecodeRunBytes).
-    ahead.upto(blk + kQ6_Kx16BlockBytes);
+    ahead.upto(blk + L::kBlockBytes);
     __m512i sumi[T];
     for (int j = 0; j < T; ++j) sumi[j] = _mm512_setzero_si512();
     for (int c = 0; c < 8; ++c) {
-      const uint8_t* step = blk + q6_kx16_step(c);
-      const uint8_t* ql = step + kQ6_Kx16QlInStep;
-      const uint8_t* qh = step + kQ6_Kx16QhInStep;
+      const uint8_t* step = blk + L::step(c);
+      const uint8_t* ql = step + L::kQlInStep;
+      const uint8_t* qh = step + L::kQhInStep;
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {  // sub-block 2c + half: groups 2 half, 2 half + 1
         const int sb = 2 * c + half;          // its scales at step + 16 half
@@ -172,7 +234,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 2
         for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
           __m512i lo, hi;
-          codes(ql, qh, grp, lo, hi);
+          L::codes(ql, qh, grp, lo, hi);
 #pragma GCC unroll 8
           for (int j = 0; j < T; ++j) {
             const int8_t* q = a[j][b].qs + 32 * c + 8 * grp;
@@ -200,8 +262,9 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
 }
 
-void gemm_packed_q6_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static thread_local TokenTerms terms;
+template <class L>
+void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  static thread_local TokenTerms<L::kShift> terms;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
@@ -210,22 +273,21 @@ void gemm_packed_q6_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, 
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if (T == 1 && wide) {
-          decode_panel(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+          decode_panel<L>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
         } else {
-          panel_tile<T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+          panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb,
+                           prefetch);
         }
       });
 }
 
 }  // namespace
 
-void fill_avx512_packed_q6_k(KernelTable& t) {
-  TypeOps::Packed& p = t.types[static_cast<uint32_t>(DType::kQ6_K)].packed;
-  p.panel_rows = kQ6_Kx16PanelRows;
-  p.panel_bytes = q6_kx16_panel_bytes;
-  p.pack_panel = pack_q6_kx16;
-  p.gemm = gemm_packed_q6_kx16;
-  p.accumulates = true;
+void fill_avx512_packed_q3_q6_k(KernelTable& t) {
+  set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ6_K)].packed, q6_kx16_panel_bytes,
+                 pack_q6_kx16, gemm_packed_kx16<Q6Kx16>);
+  set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ3_K)].packed, q3_kx16_panel_bytes,
+                 pack_q3_kx16, gemm_packed_kx16<Q3Kx16>);
 }
 
 }  // namespace cohort::kernels
