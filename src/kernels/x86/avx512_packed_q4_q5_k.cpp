@@ -12,6 +12,10 @@
 // Exactness: the same exact integers as the AVX2 tiles (avx2_packed_k.cpp k_tile, VNNI or
 // not) in the same float operations, so the same bits: a sub-block's dot is at most 32 * 31 *
 // 128 (Q5_K; Q4_K's codes <= 15), times a scale <= 63, over 8 sub-blocks: < 2^31.
+//
+// Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
+// function (x86/simd_avx512.h says why).
+#include <cstdint>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
