@@ -77,9 +77,8 @@ const KernelTable* avx2_vnni_table() {
 }
 
 // The avx2_vnni_evex table with the kernels that 512-bit registers speed up. Their packed
-// layouts differ (Q4_0, Q8_0, Q4_K, Q5_K and Q6_K in panels of 16 rows), so weights packed for
-// one table are not another's; every result is the same bits as the AVX2 tables'. Q3_K is
-// packed (and multiplied in batches) by this table alone.
+// layouts differ (Q4_0, Q8_0, Q3_K, Q4_K, Q5_K and Q6_K in panels of 16 rows), so weights
+// packed for one table are not another's; every result is the same bits as the AVX2 tables'.
 const KernelTable* avx512_vnni_table() {
 #if defined(__x86_64__)
   if (avx2_table() == nullptr || !cpu_has_avx512_core_vnni()) return nullptr;

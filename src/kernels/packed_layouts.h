@@ -143,6 +143,23 @@ constexpr size_t q6_kx8_step(int c) { return kQ6_Kx8StepsOffset + kQ6_Kx8StepByt
 size_t q6_kx8_panel_bytes(int64_t n);
 void pack_q6_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q3_K, panels of 8 rows ("Q3_Kx8", the AVX2 tables'). Per super-block of 256 columns, 912
+// bytes (the file's 8 blocks take 880: +3.6%), Q6_Kx8's order with Q3_Kx16's code planes:
+//   d[8]        f16 super-block scale of rows 0..7
+//   scales[128] as Q6_Kx8's: pair k of sub-blocks, row i at 16k + 2i + s, the int8 scale (6
+//               bits - 32) of sub-block 2k + s
+//   then for each chunk c of 32 columns, 96 bytes from q3_kx8_step(c): ql[64] (two planes p
+//   of 32 bytes) and qh[32], row i at 4i, the bits as Q3_Kx16's below.
+// Codes u = q + 4 in [0, 7]: value = d * scale * (u - 4); rows past the matrix are all zero.
+inline constexpr size_t kQ3_Kx8ScalesOffset = 16;
+inline constexpr size_t kQ3_Kx8StepsOffset = 144;
+inline constexpr size_t kQ3_Kx8StepBytes = 96;
+inline constexpr size_t kQ3_Kx8QhInStep = 64;
+inline constexpr size_t kQ3_Kx8BlockBytes = kQ3_Kx8StepsOffset + 8 * kQ3_Kx8StepBytes;
+constexpr size_t q3_kx8_step(int c) { return kQ3_Kx8StepsOffset + kQ3_Kx8StepBytes * c; }
+size_t q3_kx8_panel_bytes(int64_t n);
+void pack_q3_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // Q6_K, panels of 16 rows ("Q6_Kx16", the AVX-512 tables'). Per super-block of 256 columns,
 // 3360 bytes (the file's 16 blocks), in the order a tile reads them (one sequential stream):
 //   d[16]        f16 super-block scale of rows 0..15

@@ -38,9 +38,8 @@ using testing::tables;
 constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
                                 DType::kQ6_K};
 
-// Types some table packs (TypeOps::Packed): the batched ones, BF16 (packed as F16 is, by the
-// AVX2 and AVX-512 tables), Q5_K and Q3_K (Q3_K only by the avx512_vnni table); the tables
-// that do not pack them multiply them a pair at a time.
+// Types the x86 tables pack (TypeOps::Packed): the batched ones, BF16 (packed as F16 is), Q3_K
+// and Q5_K; the reference table multiplies them a pair at a time.
 constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ8_0,
                                   DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 

@@ -22,37 +22,43 @@ int code_q3_k(const BlockQ3_K& x, int e) {
   return low + 4 * high;
 }
 
-}  // namespace
-
-size_t q3_kx16_panel_bytes(int64_t n) {
-  return static_cast<size_t>(n / kQK_K) * kQ3_Kx16BlockBytes;
-}
-
-void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
-  constexpr int64_t kRows = kQ3_Kx16PanelRows;
+// One panel of kRows rows, Q3_Kx8 or Q3_Kx16: the scales where each layout keeps them (Q3_Kx8
+// in a table after d, Q3_Kx16 at each chunk's start), then each chunk's code planes.
+template <int64_t kRows>
+void pack_q3_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  constexpr bool kWide = kRows == 16;
+  constexpr size_t kBlock = kWide ? kQ3_Kx16BlockBytes : kQ3_Kx8BlockBytes;
+  constexpr size_t kQlInStep = kWide ? kQ3_Kx16QlInStep : 0;
+  constexpr size_t kQhInStep = kWide ? kQ3_Kx16QhInStep : kQ3_Kx8QhInStep;
+  constexpr size_t kPlane = 4 * kRows;  // one plane of ql: 4 bytes a row
   const int64_t nb = n / kQK_K;
   auto* out = static_cast<uint8_t*>(dst);
-  std::memset(out, 0, static_cast<size_t>(nb) * kQ3_Kx16BlockBytes);
+  std::memset(out, 0, static_cast<size_t>(nb) * kBlock);
   for (int64_t b = 0; b < nb; ++b) {
-    uint8_t* blk = out + b * kQ3_Kx16BlockBytes;
+    uint8_t* blk = out + b * kBlock;
     for (int64_t i = 0; i < n_rows; ++i) {
       const auto* row = reinterpret_cast<const BlockQ3_K*>(static_cast<const uint8_t*>(src) +
                                                            static_cast<size_t>(i) * src_stride);
       const BlockQ3_K& x = row[b];
       std::memcpy(blk + 2 * i, &x.d, 2);
       for (int c = 0; c < 8; ++c) {
-        uint8_t* step = blk + q3_kx16_step(c);
+        uint8_t* step = blk + (kWide ? q3_kx16_step(c) : q3_kx8_step(c));
         for (int s = 0; s < 2; ++s) {
-          step[kRows * s + i] =
+          const auto scale =
               static_cast<uint8_t>(static_cast<int8_t>(scale_q3_k(x.scales, 2 * c + s)));
+          if constexpr (kWide) {
+            step[kRows * s + i] = scale;
+          } else {
+            blk[kQ3_Kx8ScalesOffset + 16 * c + 2 * i + s] = scale;
+          }
         }
-        uint8_t* ql = step + kQ3_Kx16QlInStep;
-        uint8_t* qh = step + kQ3_Kx16QhInStep;
+        uint8_t* ql = step + kQlInStep;
+        uint8_t* qh = step + kQhInStep;
         for (int g = 0; g < 4; ++g) {
           for (int h = 0; h < 2; ++h) {
             for (int m = 0; m < 4; ++m) {
               const int u = code_q3_k(x, 32 * c + 8 * g + 4 * h + m);
-              ql[64 * (g / 2) + 4 * i + m] |=
+              ql[kPlane * (g / 2) + 4 * i + m] |=
                   static_cast<uint8_t>((u & 3) << (4 * (g % 2) + 2 * h));
               qh[4 * i + m] |= static_cast<uint8_t>((u >> 2) << (2 * g + h));
             }
@@ -61,6 +67,22 @@ void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n,
       }
     }
   }
+}
+
+}  // namespace
+
+size_t q3_kx8_panel_bytes(int64_t n) { return static_cast<size_t>(n / kQK_K) * kQ3_Kx8BlockBytes; }
+
+void pack_q3_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  pack_q3_k_panel<8>(src, src_stride, n_rows, n, dst);
+}
+
+size_t q3_kx16_panel_bytes(int64_t n) {
+  return static_cast<size_t>(n / kQK_K) * kQ3_Kx16BlockBytes;
+}
+
+void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst) {
+  pack_q3_k_panel<kQ3_Kx16PanelRows>(src, src_stride, n_rows, n, dst);
 }
 
 }  // namespace cohort::kernels

@@ -246,16 +246,80 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
 // x 1) and 1B tg64 on 2 threads from 20 to 35-54 tok/s.
 constexpr int64_t kQ6_KDecodeAhead = 2 * kQ6_Kx8BlockBytes;
 
-// P Q6_Kx8 panels (8 rows each from row r) x tokens t .. t + T - 1 (their terms from index
-// first).
-template <int T, int P>
-void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-               const TokenTerms& terms, size_t first, int64_t nb) {
+// Group grp's 6-bit codes of a Q6_Kx8 chunk (its ql and qh bytes) for 8 rows: the low
+// nibbles' columns in lo, the high nibbles' in hi, each code in a byte.
+inline void codes6_x8(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
+  const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));
+  // The plane's 2-bit fields of this group, moved to bits 4..5 of each byte.
+  const __m256i h_lo = grp % 2 ? h : _mm256_slli_epi16(h, 4);
+  const __m256i h_hi = grp % 2 ? _mm256_srli_epi16(h, 2) : _mm256_slli_epi16(h, 2);
+  lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(h_lo, top));
+  hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), _mm256_and_si256(h_hi, top));
+}
+
+// Group G's 3-bit codes of a Q3_Kx8 chunk for 8 rows, as codes6_x8 gives Q6_K's (the bits as
+// packed_layouts.h Q3_Kx16 describes; the epi16 shifts bring into a byte's bits 0..2 only that
+// byte's own bits).
+template <int G>
+inline void codes3_x8(const uint8_t* ql, const uint8_t* qh, __m256i& lo, __m256i& hi) {
+  const __m256i two = _mm256_set1_epi8(0x03), bit2 = _mm256_set1_epi8(0x04);
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * (G / 2)));
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+  constexpr int kLow = 4 * (G % 2);
+  const __m256i h_lo = G == 0 ? _mm256_slli_epi16(h, 2) : _mm256_srli_epi16(h, 2 * G - 2);
+  const __m256i h_hi = G == 0 ? _mm256_slli_epi16(h, 1) : _mm256_srli_epi16(h, 2 * G - 1);
+  lo = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, kLow), two),
+                       _mm256_and_si256(h_lo, bit2));
+  hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, kLow + 2), two),
+                       _mm256_and_si256(h_hi, bit2));
+}
+
+// The two 8-row layouts of 16 sub-blocks of 16 with int8 scales: a block's bytes, chunk c's
+// code bytes (and its qh plane's), the codes' offset (2^kShift) and how they come together.
+struct Q6Kx8 {
+  static constexpr size_t kBlockBytes = kQ6_Kx8BlockBytes, kQhInStep = kQ6_Kx8QhInStep;
+  static constexpr int kShift = 5;
+  static constexpr size_t step(int c) { return q6_kx8_step(c); }
+  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
+    codes6_x8(ql, qh, grp, lo, hi);
+  }
+};
+struct Q3Kx8 {
+  static constexpr size_t kBlockBytes = kQ3_Kx8BlockBytes, kQhInStep = kQ3_Kx8QhInStep;
+  static constexpr int kShift = 2;
+  static constexpr size_t step(int c) { return q3_kx8_step(c); }
+  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
+    switch (grp) {  // a constant where the tile's unrolled loop calls it
+      case 0:
+        codes3_x8<0>(ql, qh, lo, hi);
+        break;
+      case 1:
+        codes3_x8<1>(ql, qh, lo, hi);
+        break;
+      case 2:
+        codes3_x8<2>(ql, qh, lo, hi);
+        break;
+      default:
+        codes3_x8<3>(ql, qh, lo, hi);
+        break;
+    }
+  }
+};
+static_assert(kQ3_Kx8ScalesOffset == kQ6_Kx8ScalesOffset &&
+                  kQ3_Kx8StepsOffset == kQ6_Kx8StepsOffset,
+              "one scale table and the chunks after it in both");
+
+// P Q6_Kx8 or Q3_Kx8 panels (layout L; 8 rows each from row r) x tokens t .. t + T - 1 (their
+// terms from index first). Q3_K's codes (u <= 7) stand for u - 4 as Q6_K's for q - 32.
+template <class L, int T, int P>
+void q36_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                const TokenTerms& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
-  const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
   // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
   // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
   // then sign-extends it.
@@ -269,7 +333,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
-      blk[p] = panel + p * g.w_stride + b * kQ6_Kx8BlockBytes;
+      blk[p] = panel + p * g.w_stride + b * L::kBlockBytes;
       if constexpr (T == 1) ahead.upto(p, blk[p] + kQ6_Kx8StepsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
@@ -277,7 +341,7 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       __m256i sc[P][2];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) ahead.upto(p, blk[p] + q6_kx8_step(c + 1));
+        if constexpr (T == 1) ahead.upto(p, blk[p] + L::step(c + 1));
         const __m256i pair = _mm256_broadcastsi128_si256(_mm_loadu_si128(
             reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * c)));
         sc[p][0] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8);
@@ -287,17 +351,9 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
-          const uint8_t* ql = blk[p] + q6_kx8_step(c);
-          const uint8_t* qh = ql + kQ6_Kx8QhInStep;
-          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32 * grp));
-          const __m256i h =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * (grp / 2)));
-          // The plane's 2-bit fields of this group, moved to bits 4..5 of each byte.
-          const __m256i h_lo = grp % 2 ? h : _mm256_slli_epi16(h, 4);
-          const __m256i h_hi = grp % 2 ? _mm256_srli_epi16(h, 2) : _mm256_slli_epi16(h, 2);
-          const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(h_lo, top));
-          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low),
-                                             _mm256_and_si256(h_hi, top));
+          const uint8_t* ql = blk[p] + L::step(c);
+          __m256i lo, hi;
+          L::codes(ql, ql + L::kQhInStep, grp, lo, hi);
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
@@ -319,14 +375,14 @@ void q6_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, i
       }
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
-        // sum (q - 32) a = sum q a - 32 sum a, per sub-block before its scale.
+        // sum (q - 32) a = sum q a - 32 sum a (Q3_K: 4), per sub-block before its scale.
         const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
         __m256i offset = _mm256_madd_epi16(scales16[0], avx2::broadcast4(s));
         for (int k = 1; k < 8; ++k) {
           offset =
               _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], avx2::broadcast4(s + 2 * k)));
         }
-        const __m256i dot = _mm256_sub_epi32(sumi[p][j], _mm256_slli_epi32(offset, 5));
+        const __m256i dot = _mm256_sub_epi32(sumi[p][j], _mm256_slli_epi32(offset, L::kShift));
         const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
         acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[p][j]);
       }
@@ -360,9 +416,10 @@ void gemm_packed_q45_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, in
                  []<int T, int P>(auto&&... args) { k_tile<L, T, P, kDot>(args...); });
 }
 
-void gemm_packed_q6_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+template <class L>
+void gemm_packed_q36_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   gemm_panels<16>(g, r0, r1, t0, t1,
-                  []<int T, int P>(auto&&... args) { q6_k_tile<T, P>(args...); });
+                  []<int T, int P>(auto&&... args) { q36_k_tile<L, T, P>(args...); });
 }
 
 }  // namespace
@@ -383,7 +440,13 @@ void fill_avx2_packed_k(KernelTable& t) {
   q6k.panel_rows = kQ6_KPanelRows;
   q6k.panel_bytes = q6_kx8_panel_bytes;
   q6k.pack_panel = pack_q6_kx8;
-  q6k.gemm = gemm_packed_q6_k;
+  q6k.gemm = gemm_packed_q36_k<Q6Kx8>;
+  TypeOps::Packed& q3k = t.types[static_cast<uint32_t>(DType::kQ3_K)].packed;
+  q3k.panel_rows = kQ6_KPanelRows;
+  q3k.panel_bytes = q3_kx8_panel_bytes;
+  q3k.pack_panel = pack_q3_kx8;
+  q3k.gemm = gemm_packed_q36_k<Q3Kx8>;
+  q3k.accumulates = true;
   q4k.accumulates = true;
   q6k.accumulates = true;
 }

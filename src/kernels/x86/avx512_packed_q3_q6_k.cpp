@@ -15,8 +15,8 @@
 // of |s| <= 128, summed over 16 sub-blocks: < 2^31. The super-block's integer is the same
 // exact one as the AVX2 tile's (there the -32 term is taken once per super-block), then the
 // same float operations (fma(float(dot), d_w * d_a, acc) per super-block in order), so the
-// same bits. Q3_K (no AVX2 packed form): the reference's exact integer in those float
-// operations, within the tests' tolerance of the reference's sum.
+// same bits; Q3_K's likewise (avx2_packed_k.cpp q36_k_tile, the -4 taken once per
+// super-block there too).
 //
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
