@@ -114,6 +114,23 @@ void pack_q4_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n,
 // matrix are all zero.
 inline constexpr size_t kQ5_Kx16SubBlockBytes = 64 + 256;
 inline constexpr size_t kQ5_Kx16BlockBytes = kQ4_Kx16QsOffset + 8 * kQ5_Kx16SubBlockBytes;
+
+// Where a super-block's sub-blocks sit in Q4_Kx8, Q4_Kx16, Q5_Kx8 and Q5_Kx16 (kRows rows;
+// kFiveBits: Q5_K), for the packer and the tiles alike: sub-block j at kQsOffset + kSubBytes j,
+// its 16 kRows code bytes kCodesAt in (after Q5_K's 4 kRows bytes of fifth bits).
+template <int64_t kRows, bool kFiveBits>
+struct KQuantSubBlocks {
+  static_assert(kRows == 8 || kRows == 16);
+  static constexpr bool kFive = kFiveBits;
+  static constexpr size_t kQsOffset = kRows == 16 ? kQ4_Kx16QsOffset : kQ4_Kx8QsOffset;
+  static constexpr size_t kCodesAt = kFive ? 4 * kRows : 0;
+  static constexpr size_t kSubBytes = kCodesAt + 16 * kRows;
+  static constexpr size_t kBlockBytes = kQsOffset + 8 * kSubBytes;
+};
+static_assert(KQuantSubBlocks<8, false>::kBlockBytes == kQ4_Kx8BlockBytes &&
+              KQuantSubBlocks<16, false>::kBlockBytes == kQ4_Kx16BlockBytes &&
+              KQuantSubBlocks<8, true>::kBlockBytes == kQ5_Kx8BlockBytes &&
+              KQuantSubBlocks<16, true>::kBlockBytes == kQ5_Kx16BlockBytes);
 size_t q5_kx16_panel_bytes(int64_t n);
 void pack_q5_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 

@@ -29,12 +29,10 @@ void pack_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n,
   constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
   constexpr size_t kMins = kWide ? kQ4_Kx16MinsOffset : kQ4_Kx8MinsOffset;
   constexpr size_t kScales = kWide ? kQ4_Kx16ScalesOffset : kQ4_Kx8ScalesOffset;
-  constexpr size_t kQs = kWide ? kQ4_Kx16QsOffset : kQ4_Kx8QsOffset;
-  constexpr size_t kHighBytes = kFive ? 4 * kRows : 0;  // a sub-block's fifth bits
-  constexpr size_t kSubBytes = kHighBytes + 16 * kRows;
-  constexpr size_t kBlock = kQs + 8 * kSubBytes;
-  static_assert(kBlock == (kFive ? (kWide ? kQ5_Kx16BlockBytes : kQ5_Kx8BlockBytes)
-                                 : (kWide ? kQ4_Kx16BlockBytes : kQ4_Kx8BlockBytes)));
+  using Subs = KQuantSubBlocks<kRows, kFive>;
+  constexpr size_t kQs = Subs::kQsOffset, kSubBytes = Subs::kSubBytes;
+  constexpr size_t kHighBytes = Subs::kCodesAt;  // a sub-block's fifth bits come first
+  constexpr size_t kBlock = Subs::kBlockBytes;
   const int64_t nb = n / kQK_K;
   auto* out = static_cast<uint8_t*>(dst);
   std::memset(out, 0, static_cast<size_t>(nb) * kBlock);

@@ -83,17 +83,9 @@ struct TileTokens {
   }
 };
 
-// Where a super-block's sub-blocks sit in Q4_Kx8 and Q5_Kx8: sub-block j at kQ4_Kx8QsOffset +
-// kSubBytes j, its 128 code bytes kCodesAt in (after Q5_K's 32 bytes of fifth bits).
-struct Q4Kx8 {
-  static constexpr bool kFive = false;
-  static constexpr size_t kBlockBytes = kQ4_Kx8BlockBytes, kSubBytes = 128, kCodesAt = 0;
-};
-struct Q5Kx8 {
-  static constexpr bool kFive = true;
-  static constexpr size_t kBlockBytes = kQ5_Kx8BlockBytes, kSubBytes = kQ5_Kx8SubBlockBytes;
-  static constexpr size_t kCodesAt = kSubBytes - 128;
-};
+// The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).
+using Q4Kx8 = KQuantSubBlocks<kQ4_KPanelRows, false>;
+using Q5Kx8 = KQuantSubBlocks<kQ4_KPanelRows, true>;
 
 // P Q4_Kx8 or Q5_Kx8 panels (layout L; 8 rows each from row r) x tokens t .. t + T - 1 (their
 // terms from index first). With kVnni (a VNNI table: kDot) a sub-block's products go through
@@ -126,7 +118,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * L::kBlockBytes;
-      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset);
+      if constexpr (T == 1) ahead.upto(p, blk[p] + L::kQsOffset);
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int sb = 0; sb < 8; ++sb) {
@@ -134,7 +126,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
       __m256i part[P][T][kChains];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        if constexpr (T == 1) ahead.upto(p, blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * (sb + 1));
+        if constexpr (T == 1) ahead.upto(p, blk[p] + L::kQsOffset + L::kSubBytes * (sb + 1));
         for (int j = 0; j < T; ++j) {
           for (int c = 0; c < kChains; ++c) part[p][j][c] = _mm256_setzero_si256();
         }
@@ -143,7 +135,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
       __m256i fifth[P];
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
-        const uint8_t* sub = blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * sb;
+        const uint8_t* sub = blk[p] + L::kQsOffset + L::kSubBytes * sb;
         fifth[p] = L::kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub))
                             : _mm256_setzero_si256();
       }
@@ -152,7 +144,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
           __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-              blk[p] + kQ4_Kx8QsOffset + L::kSubBytes * sb + L::kCodesAt + 32 * grp));
+              blk[p] + L::kQsOffset + L::kSubBytes * sb + L::kCodesAt + 32 * grp));
           avx2::keep_in_register(v);  // one load, not one per use
           __m256i lo = _mm256_and_si256(v, low);
           // kInPlaceHigh: 16 x the high codes, their chain divided by 16 per sub-block.

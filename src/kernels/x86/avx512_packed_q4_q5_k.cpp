@@ -69,17 +69,9 @@ class TokenTerms {
   TermsKey key_;
 };
 
-// Where a super-block's sub-blocks sit in the two layouts: sub-block j at kQ4_Kx16QsOffset +
-// kSubBytes j, its 256 code bytes kCodesAt in (after Q5_K's 64 bytes of fifth bits).
-struct Q4Kx16 {
-  static constexpr bool kFive = false;
-  static constexpr size_t kBlockBytes = kQ4_Kx16BlockBytes, kSubBytes = 256, kCodesAt = 0;
-};
-struct Q5Kx16 {
-  static constexpr bool kFive = true;
-  static constexpr size_t kBlockBytes = kQ5_Kx16BlockBytes, kSubBytes = kQ5_Kx16SubBlockBytes;
-  static constexpr size_t kCodesAt = kSubBytes - 256;
-};
+// The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).
+using Q4Kx16 = KQuantSubBlocks<kQ4_Kx16PanelRows, false>;
+using Q5Kx16 = KQuantSubBlocks<kQ4_Kx16PanelRows, true>;
 
 // (a & 0x0F in every byte) | b: vpternlogd's table for (A & C) | B.
 inline __m512i low4_or(__m512i a, __m512i b, __m512i low) {
@@ -114,7 +106,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
-    ahead.upto(blk + kQ4_Kx16QsOffset);
+    ahead.upto(blk + L::kQsOffset);
     // The mins term first (the mins lead the block): sum_k madd(mins pair k, sums pair k).
     __m512i mins[4];
     for (int k = 0; k < 4; ++k) {
@@ -132,7 +124,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
       sumi[j] = _mm512_setzero_si512();
     }
     for (int sb = 0; sb < 8; ++sb) {
-      const uint8_t* sub = blk + kQ4_Kx16QsOffset + L::kSubBytes * sb;
+      const uint8_t* sub = blk + L::kQsOffset + L::kSubBytes * sb;
       const uint8_t* qs = sub + L::kCodesAt;
       ahead.upto(sub + L::kSubBytes);
       __m512i plo[T][kChains], phi[T][kChains];
