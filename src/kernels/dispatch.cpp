@@ -28,7 +28,7 @@ KernelTable make_avx2() {
   fill_avx2_k(t);
   fill_avx2_gemm(t);
   fill_avx2_gemm_k(t);
-  fill_avx2_packed_q4_0(t);
+  fill_avx2_packed_q4_q5(t);
   fill_avx2_packed_q8_0(t);
   fill_avx2_packed_f16(t);
   fill_avx2_packed_k(t);
@@ -51,7 +51,7 @@ const KernelTable* avx2_table() {
 KernelTable make_avx2_vnni(bool evex) {
   KernelTable t = make_avx2();
   t.isa = evex ? "avx2_vnni_evex" : "avx2_vnni";
-  fill_vnni_packed_q4_0(t, evex);
+  fill_vnni_packed_q4_q5(t, evex);
   fill_vnni_packed_q8_0(t, evex);
   fill_vnni_packed_k(t, evex);
   return t;
@@ -85,7 +85,7 @@ const KernelTable* avx512_vnni_table() {
   static const KernelTable t = [] {
     KernelTable k = make_avx2_vnni(true);
     k.isa = "avx512_vnni";
-    fill_avx512_packed_q4_0(k);
+    fill_avx512_packed_q4_q5(k);
     fill_avx512_packed_q4_q5_k(k);
     fill_avx512_packed_q8_0(k);
     fill_avx512_packed_q3_q6_k(k);

@@ -246,10 +246,15 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
                          const float* x, int64_t x_stride, int64_t n_tokens, void* workspace) {
   COHORT_CHECK(!outs.empty() && outs.size() <= kMaxSharedOutputs);
   const WeightMatrix& w0 = *outs[0].w;
-  bool fused = k.types[static_cast<uint32_t>(w0.type)].gemm != nullptr;
+  // Fused where every output has a batched product, packed or row-major (types such as Q5_0 have
+  // only the packed one), over one type and width.
+  bool fused = true;
   for (const MatmulOutput& o : outs) {
-    fused =
-        fused && o.w->type == w0.type && o.w->cols == w0.cols && slices_of(*o.w) == slices_of(w0);
+    const TypeOps& ops = k.types[static_cast<uint32_t>(o.w->type)];
+    const bool batched =
+        ops.gemm != nullptr || (o.w->packed != nullptr && ops.packed.gemm != nullptr);
+    fused = fused && batched && o.w->type == w0.type && o.w->cols == w0.cols &&
+            slices_of(*o.w) == slices_of(w0);
   }
   if (!fused) {
     for (const MatmulOutput& o : outs) matmul(k, pool, *o.w, x, x_stride, n_tokens, o.y, workspace);

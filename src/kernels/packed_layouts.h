@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+
+#include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
 
@@ -13,19 +16,61 @@ namespace cohort::kernels {
 //   qs[128]  4 groups g of 32 bytes; in group g, bytes 4i..4i+3 belong to row i: byte 4i+m
 //            holds code q[i][8g+m] in its low nibble and q[i][8g+4+m] in its high nibble.
 // Codes are the file's (value = d * (q - 8)); rows past the matrix are zero blocks.
-inline constexpr int64_t kQ4_0PanelRows = 8;
-inline constexpr size_t kQ4_0x8BlockBytes = 16 + 128;
-size_t q4_0x8_panel_bytes(int64_t n);
-void pack_q4_0x8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
-
+//
 // Q4_0, panels of 16 rows ("Q4_0x16", the AVX-512 tables'): the Q4_0x8 arrangement with 16
 // rows. Per block of 32 columns, 288 bytes: d[16] (f16 scales of rows 0..15), then 4 groups g
 // of 64 bytes, bytes 4i..4i+3 of group g row i's (low nibble q[i][8g+m], high q[i][8g+4+m]).
 // One 512-bit load thus holds 8 columns of all 16 rows, row i in int32 lane i.
+//
+// Q4_1, Q5_0 and Q5_1 in the same panels of 8 or 16 rows ("Q4_1x8", ..., "Q5_1x16"): per
+// block of 32 columns (kRows rows), what the file's block has beyond Q4_0's comes between the
+// scales and the codes, so every one of them is the same bytes as the file's kRows blocks:
+//   d[kRows]      f16 scale of each row
+//   m[kRows]      f16 min of each row (Q4_1, Q5_1: value = d * q + m)
+//   qh[4 kRows]   the codes' fifth bits (Q5_0, Q5_1), row i at 4i: byte m holds in bit g the
+//                 fifth bit of column 8g + m and in bit 4 + g that of column 8g + 4 + m
+//                 (Q5_Kx16's arrangement: group g's bits reach bit 4 of each byte by a shift
+//                 left by 4 - g, the low nibbles' columns, or right by g, the high ones')
+//   qs[16 kRows]  the codes' low 4 bits as Q4_0's groups
+// Values as in the file (Q5_0: d * (q - 16)); rows past the matrix are all zero.
+template <int64_t kPanelRows, bool kMins, bool kFiveBits>
+struct Block32Panel {
+  static_assert(kPanelRows == 8 || kPanelRows == 16);
+  static constexpr int64_t kRows = kPanelRows;
+  static constexpr bool kMin = kMins, kFive = kFiveBits;
+  static constexpr size_t kMinsAt = 2 * kRows;
+  static constexpr size_t kFifthAt = kMinsAt + (kMin ? 2 * kRows : 0);
+  static constexpr size_t kCodesAt = kFifthAt + (kFive ? 4 * kRows : 0);
+  static constexpr size_t kGroupBytes = 4 * kRows;
+  static constexpr size_t kBlockBytes = kCodesAt + 4 * kGroupBytes;
+  // The activations' block (the type's vec_dot_type): Q8_1, whose s carries the mins' term,
+  // where the weights have mins.
+  using ActBlock = std::conditional_t<kMin, BlockQ8_1, BlockQ8_0>;
+};
+template <int64_t kRows>
+using Q4_0Panel = Block32Panel<kRows, false, false>;
+template <int64_t kRows>
+using Q4_1Panel = Block32Panel<kRows, true, false>;
+template <int64_t kRows>
+using Q5_0Panel = Block32Panel<kRows, false, true>;
+template <int64_t kRows>
+using Q5_1Panel = Block32Panel<kRows, true, true>;
+inline constexpr int64_t kQ4_0PanelRows = 8;
 inline constexpr int64_t kQ4_0x16PanelRows = 16;
-inline constexpr size_t kQ4_0x16BlockBytes = 32 + 256;
-size_t q4_0x16_panel_bytes(int64_t n);
-void pack_q4_0x16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+inline constexpr size_t kQ4_0x8BlockBytes = Q4_0Panel<8>::kBlockBytes;
+inline constexpr size_t kQ4_0x16BlockBytes = Q4_0Panel<16>::kBlockBytes;
+static_assert(kQ4_0x8BlockBytes == 144 && kQ4_0x16BlockBytes == 288 &&
+              Q4_1Panel<16>::kBlockBytes == 16 * 20 && Q5_0Panel<16>::kBlockBytes == 16 * 22 &&
+              Q5_1Panel<16>::kBlockBytes == 16 * 24);
+// Bytes of one panel of layout L (a Block32Panel) of rows of n elements, and the packer of
+// n_rows <= L::kRows rows of the file's blocks of its type (TypeOps::Packed's contract);
+// ref/pack_block32.cpp instantiates them for the eight layouts above.
+// Defined there, not here: an inline template instantiated in an AVX-512 file would be a weak
+// symbol compiled for AVX-512 that any caller could bind to (x86/simd_avx512.h).
+template <class L>
+size_t block32_panel_bytes(int64_t n);
+template <class L>
+void pack_block32_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
 // Q8_0, panels of 8 rows ("Q8_0x8"). Per block of 32 columns, 272 bytes:
 //   d[8]     f16 scale of rows 0..7

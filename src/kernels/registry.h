@@ -13,16 +13,16 @@ void fill_ref_k(KernelTable& t);    // ref/vec_dot_k.cpp: q2_K..q6_K
 void fill_ref_ops(KernelTable& t);  // ref/ops.cpp: rmsnorm rope softmax silu_mul add attention
 void fill_ref_probes(KernelTable& t);  // ref/probes.cpp: read_sum fma_loop
 
-void fill_avx2_basic(KernelTable& t);        // x86/avx2_vec_dot_basic.cpp
-void fill_avx2_k(KernelTable& t);            // x86/avx2_vec_dot_k.cpp
-void fill_avx2_gemm(KernelTable& t);         // x86/avx2_gemm.cpp: f16 q4_0 q8_0
-void fill_avx2_gemm_k(KernelTable& t);       // x86/avx2_gemm_k.cpp: q4_K q6_K
-void fill_avx2_packed_q4_0(KernelTable& t);  // x86/avx2_packed_q4_0.cpp
-void fill_avx2_packed_q8_0(KernelTable& t);  // x86/avx2_packed_q8_0.cpp
-void fill_avx2_packed_f16(KernelTable& t);   // x86/avx2_packed_f16.cpp
-void fill_avx2_packed_k(KernelTable& t);     // x86/avx2_packed_k.cpp: q4_K q6_K
-void fill_avx2_ops(KernelTable& t);          // x86/avx2_ops.cpp
-void fill_avx2_probes(KernelTable& t);       // x86/avx2_probes.cpp
+void fill_avx2_basic(KernelTable& t);         // x86/avx2_vec_dot_basic.cpp
+void fill_avx2_k(KernelTable& t);             // x86/avx2_vec_dot_k.cpp
+void fill_avx2_gemm(KernelTable& t);          // x86/avx2_gemm.cpp: f16 q4_0 q8_0
+void fill_avx2_gemm_k(KernelTable& t);        // x86/avx2_gemm_k.cpp: q4_K q6_K
+void fill_avx2_packed_q4_q5(KernelTable& t);  // x86/avx2_packed_q4_q5.cpp: q4_0 q4_1 q5_0 q5_1
+void fill_avx2_packed_q8_0(KernelTable& t);   // x86/avx2_packed_q8_0.cpp
+void fill_avx2_packed_f16(KernelTable& t);    // x86/avx2_packed_f16.cpp
+void fill_avx2_packed_k(KernelTable& t);      // x86/avx2_packed_k.cpp: q4_K q6_K
+void fill_avx2_ops(KernelTable& t);           // x86/avx2_ops.cpp
+void fill_avx2_probes(KernelTable& t);        // x86/avx2_probes.cpp
 
 // The AVX2 one-token products of F16x64 panels of F16 and of BF16 (rows [r0, r1), token t of
 // g), which the avx512_vnni table's F16 and BF16 gemms keep where they do not decode in 512-bit
@@ -33,13 +33,13 @@ void avx2_packed_bf16_decode(const GemmArgs& g, int64_t r0, int64_t r1, int64_t 
 // The avx2 table's entries that vpdpbusd speeds up, for a VNNI table: its VEX form (AVX-VNNI)
 // or, with evex, its EVEX form on 256-bit registers (AVX512-VNNI + AVX512VL). The files stay
 // compiled for AVX2: the one VNNI instruction is inline asm (avx2::dpbusd).
-void fill_vnni_packed_q4_0(KernelTable& t, bool evex);  // x86/avx2_packed_q4_0.cpp
-void fill_vnni_packed_q8_0(KernelTable& t, bool evex);  // x86/avx2_packed_q8_0.cpp
-void fill_vnni_packed_k(KernelTable& t, bool evex);     // x86/avx2_packed_k.cpp: q4_K
+void fill_vnni_packed_q4_q5(KernelTable& t, bool evex);  // x86/avx2_packed_q4_q5.cpp
+void fill_vnni_packed_q8_0(KernelTable& t, bool evex);   // x86/avx2_packed_q8_0.cpp
+void fill_vnni_packed_k(KernelTable& t, bool evex);      // x86/avx2_packed_k.cpp: q4_K
 
 // The avx512_vnni table's entries, on top of avx2_vnni_evex's: the only files compiled for
 // AVX-512 (AVX512F, BW, VL and VNNI), each with its own packed layout.
-void fill_avx512_packed_q4_0(KernelTable& t);     // x86/avx512_packed_q4_0.cpp: Q4_0x16
+void fill_avx512_packed_q4_q5(KernelTable& t);    // x86/avx512_packed_q4_q5.cpp: Q4_0x16 .. Q5_1x16
 void fill_avx512_packed_q4_q5_k(KernelTable& t);  // x86/avx512_packed_q4_q5_k.cpp: Q4_Kx16, Q5_Kx16
 void fill_avx512_packed_q8_0(KernelTable& t);     // x86/avx512_packed_q8_0.cpp: Q8_0x16
 void fill_avx512_packed_q3_q6_k(KernelTable& t);  // x86/avx512_packed_q3_q6_k.cpp: Q3_Kx16, Q6_Kx16

@@ -38,10 +38,12 @@ using testing::tables;
 constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K,
                                 DType::kQ6_K};
 
-// Types the x86 tables pack (TypeOps::Packed): the batched ones, BF16 (packed as F16 is), Q3_K
-// and Q5_K; the reference table multiplies them a pair at a time.
-constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ8_0,
-                                  DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+// Types the x86 tables pack (TypeOps::Packed): the batched ones, BF16 (packed as F16 is), Q4_1,
+// Q5_0 and Q5_1 (as Q4_0 is), Q3_K and Q5_K; the reference table multiplies them a pair at a
+// time.
+constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ4_1,
+                                  DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ3_K,
+                                  DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 // F16 and BF16: 16-bit floats, packed alike (F16x64).
 bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
@@ -605,6 +607,52 @@ TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
           const double tol = (512.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
           EXPECT_NEAR(got[j * (p.rows + 3) + r], want[j * (p.rows + 3) + r], tol)
               << k->isa << " " << dtype_name(t) << " row " << r << " token " << j;
+        }
+      }
+    }
+  }
+}
+
+// The packed Q4_0, Q4_1, Q5_0 and Q5_1 forms add a block's products in int16 on the AVX2
+// tables' maddubs path: their largest codes (15; with every fifth bit set, 31) against
+// activations of all -127 (the largest |q| the Q8_0 and Q8_1 quantizers make) must not overflow,
+// one token at a time (decode) and several (prefill).
+TEST(PackedGemm, Block32ExtremesDoNotOverflow) {
+  for (const KernelTable* k : tables()) {
+    for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1}) {
+      const TypeOps::Packed& form = ops_of(*k, t).packed;
+      if (form.panel_rows == 0) continue;
+      const DType at = ops_of(reference(), t).vec_dot_type;
+      Problem p(t, 256, form.panel_rows + 1, 5, 17, 1.0f);
+      const size_t block = row_bytes(t, kQK);
+      for (int64_t r = 0; r < p.rows; ++r) {
+        uint8_t* row = p.w.data() + r * p.w_stride;
+        // Every byte after the scale (and the min) 0xFF: codes 15, fifth bits 1.
+        const size_t head = t == DType::kQ4_1 || t == DType::kQ5_1 ? 4 : 2;
+        for (int64_t b = 0; b < p.n / kQK; ++b)
+          std::memset(row + b * block + head, 0xFF, block - head);
+        ops_of(reference(), t).to_float(row, &p.wf[r * p.n], p.n);
+      }
+      for (int64_t j = 0; j < p.tokens; ++j) {
+        // Token 0: every value -1 (codes -127); the others: -1 but for a +1 every (j + 2).
+        std::vector<float> x(static_cast<size_t>(p.n));
+        for (int64_t e = 0; e < p.n; ++e) x[e] = j && e % (j + 2) == 0 ? 1.0f : -1.0f;
+        ops_of(reference(), at).from_float(x.data(), p.a.data() + j * p.a_stride, p.n);
+        ops_of(reference(), at).to_float(p.a.data() + j * p.a_stride, &p.af[j * p.n], p.n);
+      }
+      const PackedProblem pp(p, *k);
+      std::vector<float> want(p.y_size(), NAN), got(p.y_size(), NAN), single(p.y_size(), NAN);
+      reference_gemm(t, p.args(want.data()), 0, p.rows, 0, p.tokens);
+      form.gemm(pp.args(got.data()), 0, p.rows, 0, p.tokens);
+      for (int64_t j = 0; j < p.tokens; ++j) form.gemm(pp.args(single.data()), 0, p.rows, j, j + 1);
+      for (int64_t j = 0; j < p.tokens; ++j) {
+        for (int64_t r = 0; r < p.rows; ++r) {
+          const double tol = (256.0 / 32 + 16) * 0x1p-24 * p.magnitude(r, j);
+          const size_t i = static_cast<size_t>(j * (p.rows + 3) + r);
+          EXPECT_NEAR(got[i], want[i], tol)
+              << k->isa << " " << dtype_name(t) << " row " << r << " token " << j;
+          EXPECT_NEAR(single[i], want[i], tol)
+              << k->isa << " " << dtype_name(t) << " decode, row " << r << " token " << j;
         }
       }
     }

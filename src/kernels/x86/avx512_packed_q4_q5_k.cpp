@@ -73,20 +73,6 @@ class TokenTerms {
 using Q4Kx16 = KQuantSubBlocks<kQ4_Kx16PanelRows, false>;
 using Q5Kx16 = KQuantSubBlocks<kQ4_Kx16PanelRows, true>;
 
-// (a & 0x0F in every byte) | b: vpternlogd's table for (A & C) | B.
-inline __m512i low4_or(__m512i a, __m512i b, __m512i low) {
-  return _mm512_ternarylogic_epi32(a, b, low, 0xEC);
-}
-
-// Q5_K group g's codes (packed_layouts.h Q5_Kx16): the low nibbles' columns (lo) and the high
-// nibbles' (hi), each byte's fifth bit from h moved to its bit 4.
-template <int G>
-inline void five_bit_codes(__m512i v, __m512i h, __m512i low, __m512i& lo, __m512i& hi) {
-  const __m512i bit4 = _mm512_set1_epi8(0x10);
-  lo = low4_or(v, _mm512_and_si512(_mm512_slli_epi32(h, 4 - G), bit4), low);
-  hi = low4_or(_mm512_srli_epi32(v, 4), _mm512_and_si512(_mm512_srli_epi32(h, G), bit4), low);
-}
-
 // One panel (16 rows at r, stored up to r1) x tokens t .. t + T - 1 (terms of token t at
 // td, ts), layout L. One token (decode) keeps two chains per nibble half (groups 0, 2 and 1,
 // 3).

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/kernels.h"
@@ -43,6 +44,31 @@ inline __m256i broadcast4_x8(const void* p) {
 // The first `rows` of 16 lanes (all of them from 16 rows on).
 inline __mmask16 row_mask(int64_t rows) {
   return static_cast<__mmask16>(rows >= 16 ? 0xFFFF : (1u << rows) - 1);
+}
+
+// (a & 0x0F in every byte) | b: vpternlogd's table for (A & C) | B.
+inline __m512i low4_or(__m512i a, __m512i b, __m512i low) {
+  return _mm512_ternarylogic_epi32(a, b, low, 0xEC);
+}
+inline __m256i low4_or(__m256i a, __m256i b, __m256i low) {
+  return _mm256_ternarylogic_epi32(a, b, low, 0xEC);
+}
+
+// Group G's 5-bit codes of a 16-row block whose fifth bits h are arranged as Q5_Kx16's (and
+// Q5_0x16's, packed_layouts.h): the low nibbles' columns (lo) and the high nibbles' (hi) of
+// the code bytes v, each byte's fifth bit moved from h to its bit 4. In 512-bit registers
+// (16 rows) or 256-bit halves (8 rows: h the fifth bits of the same rows as v).
+template <int G>
+inline void five_bit_codes(__m512i v, __m512i h, __m512i low, __m512i& lo, __m512i& hi) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  lo = low4_or(v, _mm512_and_si512(_mm512_slli_epi32(h, 4 - G), bit4), low);
+  hi = low4_or(_mm512_srli_epi32(v, 4), _mm512_and_si512(_mm512_srli_epi32(h, G), bit4), low);
+}
+template <int G>
+inline void five_bit_codes(__m256i v, __m256i h, __m256i low, __m256i& lo, __m256i& hi) {
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  lo = low4_or(v, _mm256_and_si256(_mm256_slli_epi32(h, 4 - G), bit4), low);
+  hi = low4_or(_mm256_srli_epi32(v, 4), _mm256_and_si256(_mm256_srli_epi32(h, G), bit4), low);
 }
 
 // A type's packed form of panels of 16 rows whose gemm accumulates (the K-quant tables'):
@@ -76,42 +102,56 @@ inline void store_halves_x16(float* y, __mmask16 m, const __m256 acc[2]) {
   _mm512_mask_storeu_ps(y, m, out);
 }
 
-// Per token block of Q8_0 activations, what the Q4_0 and Q8_0 tiles take besides the codes:
-// the block's scale as a float and kBias x the sum of its codes (the bias their unsigned
-// weight bytes carry: 8 for Q4_0's codes, 128 for Q8_0's q + 128). Per-thread storage grown
-// to the largest call seen, made again only when a call reads other activations (TermsKey).
-template <int kBias>
-class Q8_0Terms {
+// Per token block of Q8_0 or Q8_1 activations (Block), what the tiles of the 32-element block
+// types take besides the codes: the block's scale as a float, and for Q8_0 kBias x the sum of
+// its codes (the bias their unsigned weight bytes carry: 8 for Q4_0's codes, 16 for Q5_0's, 128
+// for Q8_0's q + 128), for Q8_1 its s (d x the sum of its codes: Q4_1's and Q5_1's mins' factor)
+// as a float. Per-thread storage grown to the largest call seen, made again only when a call
+// reads other activations (TermsKey).
+template <class Block, int kBias>
+class Q8Terms {
  public:
+  static constexpr bool kSums = std::is_same_v<Block, BlockQ8_1>;
+
   // Terms of tokens [t0, t1) of g (token t's blocks from (t - t0) * nb on).
   void make(const GemmArgs& g, int64_t t0, int64_t t1) {
     if (!key_.fresh(g, t0, t1)) return;
     const int64_t nb = g.n / kQK;
     const size_t need = static_cast<size_t>((t1 - t0) * nb);
     float* d = d_.reserve(need);
-    int32_t* offset = offset_.reserve(need);
+    int32_t* offset = kSums ? nullptr : offset_.reserve(need);
+    float* s = kSums ? s_.reserve(need) : nullptr;
     for (int64_t t = t0; t < t1; ++t) {
       const auto* a =
-          reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
+          reinterpret_cast<const Block*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
       for (int64_t b = 0; b < nb; ++b) {
         const size_t i = static_cast<size_t>((t - t0) * nb + b);
         d[i] = _cvtsh_ss(a[b].d);
-        // The 32 codes sign-extended to int16, added in one 512-bit register.
-        const __m512i q =
-            _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
-        offset[i] = kBias * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
+        if constexpr (kSums) {
+          s[i] = _cvtsh_ss(a[b].s);
+        } else {
+          // The 32 codes sign-extended to int16, added in one 512-bit register.
+          const __m512i q =
+              _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs)));
+          offset[i] = kBias * _mm512_reduce_add_epi32(_mm512_madd_epi16(q, _mm512_set1_epi16(1)));
+        }
       }
     }
   }
 
   const float* d() const { return d_.data(); }
-  const int32_t* offset() const { return offset_.data(); }
+  const int32_t* offset() const { return kSums ? nullptr : offset_.data(); }  // Q8_0's
+  const float* s() const { return kSums ? s_.data() : nullptr; }              // Q8_1's
 
  private:
   GrowArray<float> d_;
   GrowArray<int32_t> offset_;
+  GrowArray<float> s_;
   TermsKey key_;
 };
+template <int kBias>
+using Q8_0Terms = Q8Terms<BlockQ8_0, kBias>;
+using Q8_1Terms = Q8Terms<BlockQ8_1, 0>;
 
 // Asks for each 64-byte line of a stream once, `ahead` bytes before it is read (where on: the
 // decode_prefetch() setting, as the AVX2 tiles' LinePrefetcher).
