@@ -323,7 +323,9 @@ int main(int argc, char** argv) {
   std::string type = "q4_0";
   int threads = 1, rounds = 20;
   std::string isa;
-  app.add_option("--type", type, "Weight type: q4_0, q8_0, f16, q4_K or q6_K")
+  app.add_option("--type", type,
+                 "Weight type with a packed form: q4_0, q4_1, q5_0, q5_1, q8_0, q3_K, q4_K, q5_K, "
+                 "q6_K, f16 or bf16")
       ->capture_default_str();
   app.add_option("-t,--threads", threads, "Threads")
       ->check(CLI::Range(1, 1024))
