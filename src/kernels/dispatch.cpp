@@ -77,7 +77,7 @@ const KernelTable* avx2_vnni_table() {
 }
 
 // The avx2_vnni_evex table with the kernels that 512-bit registers speed up. Their packed
-// layouts differ (Q4_0, Q8_0, Q3_K, Q4_K, Q5_K and Q6_K in panels of 16 rows), so weights
+// layouts differ (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K..Q6_K in panels of 16 rows), so weights
 // packed for one table are not another's; every result is the same bits as the AVX2 tables'.
 const KernelTable* avx512_vnni_table() {
 #if defined(__x86_64__)
@@ -88,7 +88,7 @@ const KernelTable* avx512_vnni_table() {
     fill_avx512_packed_q4_q5(k);
     fill_avx512_packed_q4_q5_k(k);
     fill_avx512_packed_q8_0(k);
-    fill_avx512_packed_q3_q6_k(k);
+    fill_avx512_packed_q2_q3_q6_k(k);
     fill_avx512_packed_f16(k);
     fill_avx512_attention(k);
     fill_avx512_probes(k);

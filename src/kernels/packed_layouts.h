@@ -264,6 +264,37 @@ constexpr size_t q3_kx16_step(int c) { return kQ3_Kx16StepsOffset + kQ3_Kx16Step
 size_t q3_kx16_panel_bytes(int64_t n);
 void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
 
+// Q2_K, panels of 16 rows ("Q2_Kx16", the AVX-512 tables') or 8 ("Q2_Kx8", the AVX2 tables').
+// Per super-block of 256 columns, 84 bytes a row (exactly the file's blocks: 1344 bytes, 21
+// cache lines, for 16 rows), Q4_Kx16's order: the scales before the codes, so that every
+// 64-byte code load of Q2_Kx16 is one whole line of a 64-byte-aligned panel.
+//   d[kRows], dmin[kRows]  f16 super-block scale and min scale of each row
+//   mins[8 kRows]          pair k of sub-blocks (2k, 2k + 1) of 16 columns, row i at kRows k +
+//                          i: the 4-bit min of sub-block 2k in the low nibble, of 2k + 1 in
+//                          the high one
+//   scales[8 kRows]        the same for the 4-bit scales (pair c: chunk c's two sub-blocks)
+//   qs[64 kRows]           chunk c of 32 columns at 8 kRows c: Q3_Kx16's ql planes, two planes
+//                          p of 4 kRows bytes; byte 4i + m of plane p holds at bits 4s + 2h ..
+//                          4s + 2h + 1 the 2-bit code of column 32c + 8g + 4h + m of row i,
+//                          g = 2p + s
+// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+template <int64_t kPanelRows>
+struct Q2KPanel {
+  static_assert(kPanelRows == 8 || kPanelRows == 16);
+  static constexpr int64_t kRows = kPanelRows;
+  static constexpr size_t kMinsOffset = 4 * kRows;
+  static constexpr size_t kScalesOffset = kMinsOffset + 8 * kRows;
+  static constexpr size_t kQsOffset = kScalesOffset + 8 * kRows;
+  static constexpr size_t kPlaneBytes = 4 * kRows;
+  static constexpr size_t kChunkBytes = 2 * kPlaneBytes;
+  static constexpr size_t kBlockBytes = kQsOffset + 8 * kChunkBytes;
+};
+static_assert(Q2KPanel<16>::kBlockBytes == 16 * 84 && Q2KPanel<8>::kBlockBytes == 8 * 84);
+size_t q2_kx8_panel_bytes(int64_t n);
+void pack_q2_kx8(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+size_t q2_kx16_panel_bytes(int64_t n);
+void pack_q2_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n, void* dst);
+
 // F16, panels of 64 rows ("F16x64"): 4 sub-panels of 16 rows, their columns interleaved so
 // that a one-token product reads the panel as ONE sequential stream while it keeps 4
 // independent sub-panel sums in flight. For each pair j of columns (2j, 2j + 1), 256 bytes:

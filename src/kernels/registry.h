@@ -42,10 +42,11 @@ void fill_vnni_packed_k(KernelTable& t, bool evex);      // x86/avx2_packed_k.cp
 void fill_avx512_packed_q4_q5(KernelTable& t);    // x86/avx512_packed_q4_q5.cpp: Q4_0x16 .. Q5_1x16
 void fill_avx512_packed_q4_q5_k(KernelTable& t);  // x86/avx512_packed_q4_q5_k.cpp: Q4_Kx16, Q5_Kx16
 void fill_avx512_packed_q8_0(KernelTable& t);     // x86/avx512_packed_q8_0.cpp: Q8_0x16
-void fill_avx512_packed_q3_q6_k(KernelTable& t);  // x86/avx512_packed_q3_q6_k.cpp: Q3_Kx16, Q6_Kx16
-void fill_avx512_packed_f16(KernelTable& t);      // x86/avx512_packed_f16.cpp: F16x64, prompts
-void fill_avx512_attention(KernelTable& t);       // x86/avx512_attention.cpp: head dims of 16s
-void fill_avx512_probes(KernelTable& t);          // x86/avx512_probes.cpp: the 16-lane FMA peak
+void fill_avx512_packed_q2_q3_q6_k(
+    KernelTable& t);  // x86/avx512_packed_q2_q3_q6_k.cpp: Q2_Kx16, Q3_Kx16, Q6_Kx16
+void fill_avx512_packed_f16(KernelTable& t);  // x86/avx512_packed_f16.cpp: F16x64, prompts
+void fill_avx512_attention(KernelTable& t);   // x86/avx512_attention.cpp: head dims of 16s
+void fill_avx512_probes(KernelTable& t);      // x86/avx512_probes.cpp: the 16-lane FMA peak
 
 bool cpu_has_avx2_fma_f16c();
 bool cpu_has_avx_vnni();          // the VEX-encoded AVX-VNNI (CPUID 7.1 EAX bit 4)

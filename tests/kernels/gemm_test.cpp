@@ -39,17 +39,18 @@ constexpr DType kGemmTypes[] = {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::
                                 DType::kQ6_K};
 
 // Types the x86 tables pack (TypeOps::Packed): the batched ones, BF16 (packed as F16 is), Q4_1,
-// Q5_0 and Q5_1 (as Q4_0 is), Q3_K and Q5_K; the reference table multiplies them a pair at a
-// time.
+// Q5_0 and Q5_1 (as Q4_0 is), Q2_K, Q3_K and Q5_K; the reference table multiplies them a pair
+// at a time.
 constexpr DType kPackedTypes[] = {DType::kF16,  DType::kBF16, DType::kQ4_0, DType::kQ4_1,
-                                  DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ3_K,
-                                  DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+                                  DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ2_K,
+                                  DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 // F16 and BF16: 16-bit floats, packed alike (F16x64).
 bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 bool is_k_quant(DType t) {
-  return t == DType::kQ3_K || t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K;
+  return t == DType::kQ2_K || t == DType::kQ3_K || t == DType::kQ4_K || t == DType::kQ5_K ||
+         t == DType::kQ6_K;
 }
 
 // The reference product of rows [r0, r1) and tokens [t0, t1): the reference vec_dot of each
@@ -550,11 +551,11 @@ TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
 }
 
 // The packed K-quant forms add codes in int16 before the scales: their largest codes (Q5_K's
-// 31: every fifth bit set), scales and mins against activations of -128 (the largest |q| Q8_K
-// makes) must not overflow.
+// 31: every fifth bit set), scales and mins (Q2_K's 15 and 15, whose nibbles the packed form
+// splits) against activations of -128 (the largest |q| Q8_K makes) must not overflow.
 TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
   for (const KernelTable* k : tables()) {
-    for (DType t : {DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (DType t : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
       Problem p(t, 512, form.panel_rows + 1, 3, 17, 1.0f);
@@ -565,6 +566,10 @@ TEST(PackedGemm, KQuantExtremesDoNotOverflow) {
             auto* x = reinterpret_cast<BlockQ4_K*>(row) + b;
             std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale and min 63
             std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 15
+          } else if (t == DType::kQ2_K) {
+            auto* x = reinterpret_cast<BlockQ2_K*>(row) + b;
+            std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale and min 15
+            std::memset(x->qs, 0xFF, sizeof x->qs);          // every code 3
           } else if (t == DType::kQ3_K) {
             auto* x = reinterpret_cast<BlockQ3_K*>(row) + b;
             std::memset(x->scales, 0xFF, sizeof x->scales);  // every scale 63 - 32

@@ -60,9 +60,9 @@ TEST(MatmulSharedInput, FusedEqualsSeparateCalls) {
   const KernelTable& k = best();
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    for (DType t :
-         {DType::kF32, DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-          DType::kQ5_1, DType::kQ8_0, DType::kQ4_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1,
+                    DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ4_K, DType::kQ2_K,
+                    DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
       for (bool packed : {false, true}) {
         SCOPED_TRACE(std::string(dtype_name(t)) + (packed ? " packed" : " row-major") + " " +
                      std::to_string(threads) + " threads");
@@ -122,8 +122,9 @@ TEST(MatmulSplit, StealingGivesTheStaticSplitsBits) {
   const KernelTable& k = best();
   const SplitStealingSetting restore;
   ThreadPool one(1), two(2), three(3);
-  for (DType t : {DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                  DType::kQ8_0, DType::kQ4_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType t :
+       {DType::kF16, DType::kBF16, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+        DType::kQ8_0, DType::kQ4_K, DType::kQ2_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
     for (bool packed : {false, true}) {
       SCOPED_TRACE(std::string(dtype_name(t)) + (packed ? " packed" : " row-major"));
       const int64_t cols = 2048;
@@ -213,7 +214,7 @@ TEST(MatmulSplit, TermsFollowNewActivationsInTheSameWorkspace) {
   const KernelTable& k = best();
   ThreadPool pool(2);
   for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
-                  DType::kQ4_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
+                  DType::kQ4_K, DType::kQ2_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
     const int64_t cols = 2048, rows = 512;
     const Matrix a(k, pool, t, rows, cols, 11, true);

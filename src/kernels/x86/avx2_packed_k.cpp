@@ -10,6 +10,10 @@
 // VNNI table (avx2_vnni, avx2_vnni_evex) runs the same Q4_K tile with vpdpbusd (k_tile's kDot):
 // a sub-block's int32 lane sums take their scale by vpmulld, the same exact integers.
 //
+// Q6_Kx8, Q3_Kx8 and Q2_Kx8 (16 sub-blocks of 16 columns): q236_k_tile, each group's codes put
+// together once for the tile's tokens, their maddubs pairs taking the sub-block's scale by a madd
+// at once; Q6_K's and Q3_K's offsets (-32, -4) and Q2_K's mins are one term per super-block.
+//
 // Exactness and determinism: in a sub-block each int16 half of a row's lane adds 16 products
 // of a code (<= 15) with an activation (|a| <= 128): <= 30720, no overflow (maddubs's own
 // pair sums are <= 3840, never saturated). Scales and mins are <= 63, the sub-block sums of
@@ -268,20 +272,69 @@ inline void codes3_x8(const uint8_t* ql, const uint8_t* qh, __m256i& lo, __m256i
                        _mm256_and_si256(h_hi, bit2));
 }
 
-// The two 8-row layouts of 16 sub-blocks of 16 with int8 scales: a block's bytes, chunk c's
-// code bytes (and its qh plane's), the codes' offset (2^kShift) and how they come together.
+// Row i's int8 scale of sub-block 2c + s of a Q6_Kx8 or Q3_Kx8 scale table (byte 2i + s of
+// the 16 of pair c) in both int16 halves of lane i, sc[0] and sc[1] for s = 0, 1: the pair's
+// bytes broadcast to both halves, byte 2i + s shuffled into the high byte of each int16 half,
+// and an arithmetic shift by 8 to sign-extend it.
+inline void int8_scale_pairs(const uint8_t* table, int c, __m256i sc[2]) {
+  const __m256i pick[2] = {
+      _mm256_setr_epi8(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6,  //
+                       8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
+      _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
+                       9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
+  const __m256i pair = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * c)));
+  sc[0] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, pick[0]), 8);
+  sc[1] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, pick[1]), 8);
+}
+
+// Row i's byte of pair k of a Q2_Kx8 nibble table (8 bytes at table + 8k) in both int16 halves
+// of lane i (the other byte zero).
+inline __m256i q2_pair_bytes(const uint8_t* table, int k) {
+  int64_t bytes;
+  __builtin_memcpy(&bytes, table + 8 * k, 8);
+  const __m256i pick = _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,  //
+                                        4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
+  return _mm256_shuffle_epi8(_mm256_set1_epi64x(bytes), pick);
+}
+
+// Group G's 2-bit codes of a Q2_Kx8 chunk (its planes at qs) for 8 rows (packed_layouts.h
+// Q2KPanel): plane G / 2, bits 4 (G % 2) + 2h of each byte, h = 0 for lo, 1 for hi.
+template <int G>
+inline void codes2_x8(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+  const __m256i two = _mm256_set1_epi8(0x03);
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (G / 2)));
+  constexpr int kLow = 4 * (G % 2);
+  lo = _mm256_and_si256(kLow ? _mm256_srli_epi16(v, kLow) : v, two);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, kLow + 2), two);
+}
+
+// The three 8-row layouts of 16 sub-blocks of 16: a block's bytes, where chunk c's code bytes
+// (and its qh plane's) start, its two sub-blocks' scales in the int16 halves of each row's lane,
+// how its codes come together, and the codes' offset (2^kShift x the sub-block sums, Q6_K and
+// Q3_K, whose int8 scales sit in one table) or the mins (kMins: Q2_K).
 struct Q6Kx8 {
-  static constexpr size_t kBlockBytes = kQ6_Kx8BlockBytes, kQhInStep = kQ6_Kx8QhInStep;
+  static constexpr size_t kBlockBytes = kQ6_Kx8BlockBytes;
   static constexpr int kShift = 5;
+  static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q6_kx8_step(c); }
+  static const uint8_t* qh(const uint8_t* ql) { return ql + kQ6_Kx8QhInStep; }
+  static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
+    int8_scale_pairs(blk + kQ6_Kx8ScalesOffset, c, sc);
+  }
   static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
     codes6_x8(ql, qh, grp, lo, hi);
   }
 };
 struct Q3Kx8 {
-  static constexpr size_t kBlockBytes = kQ3_Kx8BlockBytes, kQhInStep = kQ3_Kx8QhInStep;
+  static constexpr size_t kBlockBytes = kQ3_Kx8BlockBytes;
   static constexpr int kShift = 2;
+  static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q3_kx8_step(c); }
+  static const uint8_t* qh(const uint8_t* ql) { return ql + kQ3_Kx8QhInStep; }
+  static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
+    int8_scale_pairs(blk + kQ3_Kx8ScalesOffset, c, sc);
+  }
   static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
     switch (grp) {  // a constant where the tile's unrolled loop calls it
       case 0:
@@ -302,31 +355,60 @@ struct Q3Kx8 {
 static_assert(kQ3_Kx8ScalesOffset == kQ6_Kx8ScalesOffset &&
                   kQ3_Kx8StepsOffset == kQ6_Kx8StepsOffset,
               "one scale table and the chunks after it in both");
+struct Q2Kx8 {
+  using P = Q2KPanel<8>;
+  static constexpr size_t kBlockBytes = P::kBlockBytes;
+  static constexpr int kShift = 0;
+  static constexpr bool kMins = true;
+  static constexpr size_t step(int c) { return P::kQsOffset + P::kChunkBytes * c; }
+  static const uint8_t* qh(const uint8_t* ql) { return ql; }  // none
+  static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
+    const __m256i both = q2_pair_bytes(blk + P::kScalesOffset, c);
+    sc[0] = _mm256_and_si256(both, _mm256_set1_epi16(0x0F));
+    sc[1] = _mm256_srli_epi16(both, 4);
+  }
+  // Pair k's mins as the int16 pair of each row's lane (low half 2k, high half 2k + 1).
+  static __m256i min_pair(const uint8_t* blk, int k) {
+    const __m256i both = q2_pair_bytes(blk + P::kMinsOffset, k);
+    return _mm256_blend_epi16(_mm256_and_si256(both, _mm256_set1_epi16(0x0F)),
+                              _mm256_srli_epi16(both, 4), 0xAA);
+  }
+  static void codes(const uint8_t* ql, const uint8_t*, int grp, __m256i& lo, __m256i& hi) {
+    switch (grp) {  // a constant where the tile's unrolled loop calls it
+      case 0:
+        codes2_x8<0>(ql, lo, hi);
+        break;
+      case 1:
+        codes2_x8<1>(ql, lo, hi);
+        break;
+      case 2:
+        codes2_x8<2>(ql, lo, hi);
+        break;
+      default:
+        codes2_x8<3>(ql, lo, hi);
+        break;
+    }
+  }
+};
 
-// P Q6_Kx8 or Q3_Kx8 panels (layout L; 8 rows each from row r) x tokens t .. t + T - 1 (their
-// terms from index first). Q3_K's codes (u <= 7) stand for u - 4 as Q6_K's for q - 32.
+// P Q6_Kx8, Q3_Kx8 or Q2_Kx8 panels (layout L; 8 rows each from row r) x tokens t .. t + T - 1
+// (their terms from index first). Q3_K's codes (u <= 7) stand for u - 4 as Q6_K's for q - 32;
+// Q2_K's mins term is 8 madds of a row's mins in pairs with the token's pairs of sub-block sums,
+// taken with dmin as Q4_K's is (the AVX-512 tile's integers and float operations, so its bits).
 template <class L, int T, int P>
-void q36_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-                const TokenTerms& terms, size_t first, int64_t nb) {
+void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
+                 const TokenTerms& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
   const TileTokens<T> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
-  // Row i's scale of sub-block 2k + s (byte 2i + s of the 16 of pair k, broadcast to both
-  // halves) into the high byte of both int16 halves of lane i; an arithmetic shift by 8
-  // then sign-extends it.
-  const __m256i scale_pair[2] = {
-      _mm256_setr_epi8(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6,  //
-                       8, 8, 8, 8, 10, 10, 10, 10, 12, 12, 12, 12, 14, 14, 14, 14),
-      _mm256_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7,  //
-                       9, 9, 9, 9, 11, 11, 11, 11, 13, 13, 13, 13, 15, 15, 15, 15)};
   avx2::PanelPrefetchers<P> ahead(panel, g.w_stride, kQ6_KDecodeAhead);  // one token
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk[P];
     __m256i sumi[P][T];
     for (int p = 0; p < P; ++p) {
       blk[p] = panel + p * g.w_stride + b * L::kBlockBytes;
-      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ6_Kx8StepsOffset);
+      if constexpr (T == 1) ahead.upto(p, blk[p] + L::step(0));
       for (int j = 0; j < T; ++j) sumi[p][j] = _mm256_setzero_si256();
     }
     for (int c = 0; c < 8; ++c) {
@@ -334,10 +416,7 @@ void q36_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 2
       for (int p = 0; p < P; ++p) {
         if constexpr (T == 1) ahead.upto(p, blk[p] + L::step(c + 1));
-        const __m256i pair = _mm256_broadcastsi128_si256(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * c)));
-        sc[p][0] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[0]), 8);
-        sc[p][1] = _mm256_srai_epi16(_mm256_shuffle_epi8(pair, scale_pair[1]), 8);
+        L::scales(blk[p], c, sc[p]);
       }
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
@@ -345,7 +424,7 @@ void q36_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         for (int p = 0; p < P; ++p) {
           const uint8_t* ql = blk[p] + L::step(c);
           __m256i lo, hi;
-          L::codes(ql, ql + L::kQhInStep, grp, lo, hi);
+          L::codes(ql, L::qh(ql), grp, lo, hi);
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
@@ -360,23 +439,38 @@ void q36_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 2
     for (int p = 0; p < P; ++p) {
       const __m256 dw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]));
-      __m256i scales16[8];
+      // Per pair k of sub-blocks: Q6_K's and Q3_K's scales (sign-extended), or Q2_K's mins, as
+      // the int16 pair of each row's lane.
+      __m256i pairs16[8];
       for (int k = 0; k < 8; ++k) {
-        scales16[k] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * k)));
+        if constexpr (L::kMins) {
+          pairs16[k] = L::min_pair(blk[p], k);
+        } else {
+          pairs16[k] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+              reinterpret_cast<const __m128i*>(blk[p] + kQ6_Kx8ScalesOffset + 16 * k)));
+        }
       }
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
-        // sum (q - 32) a = sum q a - 32 sum a (Q3_K: 4), per sub-block before its scale.
+        // Q6_K: sum (q - 32) a = sum q a - 32 sum a (Q3_K: 4), per sub-block before its scale;
+        // Q2_K: sum_j min_j sum_j(a).
         const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
-        __m256i offset = _mm256_madd_epi16(scales16[0], avx2::broadcast4(s));
+        __m256i pair_sum = _mm256_madd_epi16(pairs16[0], avx2::broadcast4(s));
         for (int k = 1; k < 8; ++k) {
-          offset =
-              _mm256_add_epi32(offset, _mm256_madd_epi16(scales16[k], avx2::broadcast4(s + 2 * k)));
+          pair_sum = _mm256_add_epi32(pair_sum,
+                                      _mm256_madd_epi16(pairs16[k], avx2::broadcast4(s + 2 * k)));
         }
-        const __m256i dot = _mm256_sub_epi32(sumi[p][j], _mm256_slli_epi32(offset, L::kShift));
         const __m256 da = _mm256_set1_ps(tok.d[j * nb + b]);
-        acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[p][j]);
+        if constexpr (L::kMins) {
+          const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]) + 8);
+          acc[p][j] =
+              _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[p][j]), _mm256_mul_ps(dw, da), acc[p][j]);
+          acc[p][j] =
+              _mm256_fnmadd_ps(_mm256_cvtepi32_ps(pair_sum), _mm256_mul_ps(dminw, da), acc[p][j]);
+        } else {
+          const __m256i dot = _mm256_sub_epi32(sumi[p][j], _mm256_slli_epi32(pair_sum, L::kShift));
+          acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da), acc[p][j]);
+        }
       }
     }
   }
@@ -409,9 +503,9 @@ void gemm_packed_q45_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, in
 }
 
 template <class L>
-void gemm_packed_q36_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+void gemm_packed_q236_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   gemm_panels<16>(g, r0, r1, t0, t1,
-                  []<int T, int P>(auto&&... args) { q36_k_tile<L, T, P>(args...); });
+                  []<int T, int P>(auto&&... args) { q236_k_tile<L, T, P>(args...); });
 }
 
 }  // namespace
@@ -432,13 +526,19 @@ void fill_avx2_packed_k(KernelTable& t) {
   q6k.panel_rows = kQ6_KPanelRows;
   q6k.panel_bytes = q6_kx8_panel_bytes;
   q6k.pack_panel = pack_q6_kx8;
-  q6k.gemm = gemm_packed_q36_k<Q6Kx8>;
+  q6k.gemm = gemm_packed_q236_k<Q6Kx8>;
   TypeOps::Packed& q3k = t.types[static_cast<uint32_t>(DType::kQ3_K)].packed;
   q3k.panel_rows = kQ6_KPanelRows;
   q3k.panel_bytes = q3_kx8_panel_bytes;
   q3k.pack_panel = pack_q3_kx8;
-  q3k.gemm = gemm_packed_q36_k<Q3Kx8>;
+  q3k.gemm = gemm_packed_q236_k<Q3Kx8>;
   q3k.accumulates = true;
+  TypeOps::Packed& q2k = t.types[static_cast<uint32_t>(DType::kQ2_K)].packed;
+  q2k.panel_rows = Q2KPanel<8>::kRows;
+  q2k.panel_bytes = q2_kx8_panel_bytes;
+  q2k.pack_panel = pack_q2_kx8;
+  q2k.gemm = gemm_packed_q236_k<Q2Kx8>;
+  q2k.accumulates = true;
   q4k.accumulates = true;
   q6k.accumulates = true;
 }

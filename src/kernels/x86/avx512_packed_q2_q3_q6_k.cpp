@@ -1,22 +1,27 @@
-// AVX-512 products of packed Q6_K and Q3_K panels of 16 rows (kernels/packed_layouts.h
-// "Q6_Kx16" and "Q3_Kx16", the 16 rows in the 16 int32 lanes) with Q8_K activations, decode
-// and prefill alike: the avx512_vnni table's Q6_K and Q3_K, one tile over the two layouts
-// (Q6Kx16, Q3Kx16: where a chunk's bytes sit, how its codes come together, their offset).
-// Below for Q6_K; Q3_K's codes u in [0, 7] stand for u - 4 (the -4 taken as the -32 is), its
-// 2-bit and 1-bit planes put together as the 4-bit and 2-bit ones are. Per chunk of 32 columns a
-// group's 6-bit codes are put together once (low 4 bits from ql, top 2 from qh, by a bit select)
-// for 16 rows; each token's 4 activation bytes meet them, broadcast to every lane, in one vpdpbusd.
-// A sub-block's sum takes the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's
-// bsums) and then its scale by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs,
-// an int16 add and a madd per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower
-// (32 GB/s on one thread) than memory streams (35).
+// AVX-512 products of packed Q6_K, Q3_K and Q2_K panels of 16 rows (kernels/packed_layouts.h
+// "Q6_Kx16", "Q3_Kx16" and "Q2_Kx16", the 16 rows in the 16 int32 lanes) with Q8_K activations,
+// decode and prefill alike: the avx512_vnni table's Q6_K, Q3_K and Q2_K, one tile over the three
+// layouts (Q6Kx16, Q3Kx16, Q2Kx16: where a chunk's bytes and scales sit, how its codes come
+// together, their offset or mins). Below for Q6_K; Q3_K's codes u in [0, 7] stand for u - 4 (the
+// -4 taken as the -32 is), its 2-bit and 1-bit planes put together as the 4-bit and 2-bit ones
+// are; Q2_K's 2-bit codes need no offset, its mins term sum_j min_j sum_j(a) is 8 madds per
+// super-block of a row's mins in pairs with the token's pairs of sub-block sums (the file's
+// bsums), taken with dmin as Q4_K's is. Per chunk of 32 columns a group's 6-bit codes are put
+// together once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's 4
+// activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum takes
+// the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums) and then its scale
+// by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs, an int16 add and a madd
+// per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower (32 GB/s on one
+// thread) than memory streams (35).
 //
 // Exactness: a sub-block's integer dot is at most 16 * 63 * 128 in magnitude, times a scale
 // of |s| <= 128, summed over 16 sub-blocks: < 2^31. The super-block's integer is the same
 // exact one as the AVX2 tile's (there the -32 term is taken once per super-block), then the
 // same float operations (fma(float(dot), d_w * d_a, acc) per super-block in order), so the
-// same bits; Q3_K's likewise (avx2_packed_k.cpp q36_k_tile, the -4 taken once per
-// super-block there too).
+// same bits; Q3_K's likewise (avx2_packed_k.cpp q236_k_tile, the -4 taken once per
+// super-block there too). Q2_K: a sub-block's dot is at most 16 * 3 * 128, times a scale <= 15;
+// per super-block fma(float(sumi), d_w * d_a, acc), then fnmadd(float(summ), dmin_w * d_a,
+// acc), as the AVX2 tile, so its bits too.
 //
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
@@ -108,24 +113,55 @@ inline void codes3(const uint8_t* ql, const uint8_t* qh, __m512i& lo, __m512i& h
                                  0xCA);
 }
 
-// The two layouts: a block's bytes, where chunk c and its planes start, the codes' offset
-// (2^kShift) and how group grp's codes come together.
+// The 2-bit codes of group G of a Q2_Kx16 chunk (its planes at qs) for 16 rows: plane G / 2,
+// bits 4 (G % 2) + 2h of each byte, h = 0 for lo (columns 8G + m), 1 for hi (8G + 4 + m).
+template <int G>
+inline void codes2(const uint8_t* qs, __m512i& lo, __m512i& hi) {
+  const __m512i two = _mm512_set1_epi8(0x03);
+  const __m512i v = _mm512_loadu_si512(qs + kGroupBytes * (G / 2));
+  constexpr int kLow = 4 * (G % 2);
+  lo = _mm512_and_si512(kLow ? _mm512_srli_epi16(v, kLow) : v, two);
+  hi = _mm512_and_si512(_mm512_srli_epi16(v, kLow + 2), two);
+}
+
+// The three layouts: a block's bytes, where chunk c's code planes (ql, qh) and its two
+// sub-blocks' scales are, how group grp's codes come together, and the codes' offset (2^kShift
+// x the sub-block sums, taken off each sub-block's dot) or the mins (kMins: Q2_K).
 struct Q6Kx16 {
   static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
-  static constexpr size_t kQlInStep = kQ6_Kx16QlInStep, kQhInStep = kQ6_Kx16QhInStep;
   static constexpr int kShift = 5;
-  static constexpr size_t step(int c) { return q6_kx16_step(c); }
+  static constexpr bool kMins = false;
+  static const uint8_t* ql(const uint8_t* blk, int c) {
+    return blk + q6_kx16_step(c) + kQ6_Kx16QlInStep;
+  }
+  static const uint8_t* qh(const uint8_t* blk, int c) {
+    return blk + q6_kx16_step(c) + kQ6_Kx16QhInStep;
+  }
+  static __m512i scales(const uint8_t* blk, int c, int half) {
+    return _mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q6_kx16_step(c) + 16 * half)));
+  }
   static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
     codes6(ql, qh, grp, lo, hi);
   }
 };
 struct Q3Kx16 {
   static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
-  static constexpr size_t kQlInStep = kQ3_Kx16QlInStep, kQhInStep = kQ3_Kx16QhInStep;
   static constexpr int kShift = 2;
-  static constexpr size_t step(int c) { return q3_kx16_step(c); }
+  static constexpr bool kMins = false;
+  static const uint8_t* ql(const uint8_t* blk, int c) {
+    return blk + q3_kx16_step(c) + kQ3_Kx16QlInStep;
+  }
+  static const uint8_t* qh(const uint8_t* blk, int c) {
+    return blk + q3_kx16_step(c) + kQ3_Kx16QhInStep;
+  }
+  static __m512i scales(const uint8_t* blk, int c, int half) {
+    return _mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q3_kx16_step(c) + 16 * half)));
+  }
   static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
-    switch (grp) {  // a constant where the tiles' unrolled loops call it
+    switch (grp) {  // a constant where the tiles' unrolled loops call it (a helper taking
+                    // a lambda instead was not folded by GCC 12: stop 43)
       case 0:
         codes3<0>(ql, qh, lo, hi);
         break;
@@ -141,6 +177,57 @@ struct Q3Kx16 {
     }
   }
 };
+struct Q2Kx16 {
+  static constexpr size_t kBlockBytes = Q2KPanel<16>::kBlockBytes;
+  static constexpr int kShift = 0;
+  static constexpr bool kMins = true;
+  static const uint8_t* ql(const uint8_t* blk, int c) {
+    return blk + Q2KPanel<16>::kQsOffset + Q2KPanel<16>::kChunkBytes * c;
+  }
+  static const uint8_t* qh(const uint8_t* blk, int c) { return ql(blk, c); }  // none
+  static __m512i scales(const uint8_t* blk, int c, int half) {
+    const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(
+        reinterpret_cast<const __m128i*>(blk + Q2KPanel<16>::kScalesOffset + 16 * c)));
+    return half ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, _mm512_set1_epi32(0x0F));
+  }
+  static void codes(const uint8_t* ql, const uint8_t*, int grp, __m512i& lo, __m512i& hi) {
+    switch (grp) {  // a constant where the tiles' unrolled loops call it (a helper taking
+                    // a lambda instead was not folded by GCC 12: stop 43)
+      case 0:
+        codes2<0>(ql, lo, hi);
+        break;
+      case 1:
+        codes2<1>(ql, lo, hi);
+        break;
+      case 2:
+        codes2<2>(ql, lo, hi);
+        break;
+      default:
+        codes2<3>(ql, lo, hi);
+        break;
+    }
+  }
+};
+
+// Q2_K's mins of sub-block pair k (2k, 2k + 1) for 16 rows as the int16 pairs of each lane
+// (low half 2k, high half 2k + 1), from their nibbles: (b | b << 12) & 0x000F000F per lane
+// (vpternlogd 0xA8: (A | B) & C).
+inline __m512i min_pair(const uint8_t* blk, int k) {
+  const __m512i b = _mm512_cvtepu8_epi32(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + Q2KPanel<16>::kMinsOffset + 16 * k)));
+  return _mm512_ternarylogic_epi32(b, _mm512_slli_epi32(b, 12), _mm512_set1_epi32(0x000F000F),
+                                   0xA8);
+}
+
+// Q2_K's mins term of a super-block (the 8 pairs' mins, mp) against a token's Q8_K block: sum_j
+// min_j bsums_j in each row's lane.
+inline __m512i mins_term(const __m512i mp[8], const BlockQ8_K& a) {
+  __m512i s = _mm512_madd_epi16(mp[0], broadcast4_x16(a.bsums));
+  for (int k = 1; k < 8; ++k) {
+    s = _mm512_add_epi32(s, _mm512_madd_epi16(mp[k], broadcast4_x16(a.bsums + 2 * k)));
+  }
+  return s;
+}
 
 // How far ahead a one-token tile asks for its lines where decode_prefetch(): two
 // super-blocks, as the AVX2 tile (kQ6_KDecodeAhead).
@@ -168,12 +255,18 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     ahead.upto(blk + L::kBlockBytes);
     const int8_t* q = a[b].qs;
     const int32_t* s = ts + 16 * b;
+    // Q2_K's mins term first (the mins lead the block).
+    __m512i summ = _mm512_setzero_si512();
+    if constexpr (L::kMins) {
+      __m512i mp[8];
+      for (int k = 0; k < 8; ++k) mp[k] = min_pair(blk, k);
+      summ = mins_term(mp, a[b]);
+    }
     __m512i sumi = _mm512_setzero_si512();
     unrolled<8>([&](auto chunk) __attribute__((always_inline)) {
       constexpr int c = decltype(chunk)::value;
-      const uint8_t* step = blk + L::step(c);
-      const uint8_t* ql = step + L::kQlInStep;
-      const uint8_t* qh = step + L::kQhInStep;
+      const uint8_t* ql = L::ql(blk, c);
+      const uint8_t* qh = L::qh(blk, c);
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         __m512i plo = _mm512_setzero_si512(), phi = _mm512_setzero_si512();
@@ -184,10 +277,9 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
           plo = _mm512_dpbusd_epi32(plo, lo, broadcast4_x16(q + 32 * c + 8 * grp));
           phi = _mm512_dpbusd_epi32(phi, hi, broadcast4_x16(q + 32 * c + 8 * grp + 4));
         }
-        const __m512i sc = _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(step + 16 * half)));
-        const __m512i dot =
-            _mm512_sub_epi32(_mm512_add_epi32(plo, phi), _mm512_set1_epi32(s[2 * c + half]));
+        const __m512i sc = L::scales(blk, c, half);
+        __m512i dot = _mm512_add_epi32(plo, phi);
+        if constexpr (!L::kMins) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(s[2 * c + half]));
         sumi = _mm512_add_epi32(sumi, _mm512_mullo_epi32(dot, sc));
         // Each sub-block's product added here, in this order: else GCC 12 reassociates the 16
         // adds, keeps the sub-blocks' sums and scales in flight at once and spills 20 of them
@@ -197,6 +289,12 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     });
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(dw, _mm512_set1_ps(td[b])), acc);
+    if constexpr (L::kMins) {
+      const __m512 dminw =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+      acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(summ), _mm512_mul_ps(dminw, _mm512_set1_ps(td[b])),
+                             acc);
+    }
   }
   _mm512_mask_storeu_ps(y, m, acc);
 }
@@ -220,15 +318,20 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     // A whole block's lines asked for at once (one ask a step: 79-86% of a plain read against
     // 94-107%, decode_layers_bench -t 1, stop 38; x86/simd_avx512.h kDecodeRunBytes).
     ahead.upto(blk + L::kBlockBytes);
-    __m512i sumi[T];
-    for (int j = 0; j < T; ++j) sumi[j] = _mm512_setzero_si512();
+    __m512i sumi[T], summ[T];
+    for (int j = 0; j < T; ++j) sumi[j] = summ[j] = _mm512_setzero_si512();
+    if constexpr (L::kMins) {  // Q2_K's mins term first (the mins lead the block)
+      __m512i mp[8];
+      for (int k = 0; k < 8; ++k) mp[k] = min_pair(blk, k);
+#pragma GCC unroll 8
+      for (int j = 0; j < T; ++j) summ[j] = mins_term(mp, a[j][b]);
+    }
     for (int c = 0; c < 8; ++c) {
-      const uint8_t* step = blk + L::step(c);
-      const uint8_t* ql = step + L::kQlInStep;
-      const uint8_t* qh = step + L::kQhInStep;
+      const uint8_t* ql = L::ql(blk, c);
+      const uint8_t* qh = L::qh(blk, c);
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {  // sub-block 2c + half: groups 2 half, 2 half + 1
-        const int sb = 2 * c + half;          // its scales at step + 16 half
+        const int sb = 2 * c + half;
         __m512i plo[T], phi[T];
         for (int j = 0; j < T; ++j) plo[j] = phi[j] = _mm512_setzero_si512();
 #pragma GCC unroll 2
@@ -242,12 +345,13 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
             phi[j] = _mm512_dpbusd_epi32(phi[j], hi, broadcast4_x16(q + 4));
           }
         }
-        const __m512i sc = _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(step + 16 * half)));
+        const __m512i sc = L::scales(blk, c, half);
 #pragma GCC unroll 8
         for (int j = 0; j < T; ++j) {
           __m512i dot = _mm512_add_epi32(plo[j], phi[j]);
-          dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(ts[16 * (j * nb + b) + sb]));
+          if constexpr (!L::kMins) {
+            dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(ts[16 * (j * nb + b) + sb]));
+          }
           sumi[j] = _mm512_add_epi32(sumi[j], _mm512_mullo_epi32(dot, sc));
         }
       }
@@ -257,6 +361,15 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     for (int j = 0; j < T; ++j) {
       const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(td[j * nb + b]));
       acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi[j]), scale, acc[j]);
+    }
+    if constexpr (L::kMins) {
+      const __m512 dminw =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+#pragma GCC unroll 8
+      for (int j = 0; j < T; ++j) {
+        const __m512 scale = _mm512_mul_ps(dminw, _mm512_set1_ps(td[j * nb + b]));
+        acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(summ[j]), scale, acc[j]);
+      }
     }
   }
   for (int j = 0; j < T; ++j) _mm512_mask_storeu_ps(g.y + (t + j) * g.y_stride + r, m, acc[j]);
@@ -283,11 +396,13 @@ void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int
 
 }  // namespace
 
-void fill_avx512_packed_q3_q6_k(KernelTable& t) {
+void fill_avx512_packed_q2_q3_q6_k(KernelTable& t) {
   set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ6_K)].packed, q6_kx16_panel_bytes,
                  pack_q6_kx16, gemm_packed_kx16<Q6Kx16>);
   set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ3_K)].packed, q3_kx16_panel_bytes,
                  pack_q3_kx16, gemm_packed_kx16<Q3Kx16>);
+  set_packed_x16(t.types[static_cast<uint32_t>(DType::kQ2_K)].packed, q2_kx16_panel_bytes,
+                 pack_q2_kx16, gemm_packed_kx16<Q2Kx16>);
 }
 
 }  // namespace cohort::kernels
