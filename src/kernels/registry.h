@@ -20,7 +20,7 @@ void fill_avx2_gemm_k(KernelTable& t);        // x86/avx2_gemm_k.cpp: q4_K q6_K
 void fill_avx2_packed_q4_q5(KernelTable& t);  // x86/avx2_packed_q4_q5.cpp: q4_0 q4_1 q5_0 q5_1
 void fill_avx2_packed_q8_0(KernelTable& t);   // x86/avx2_packed_q8_0.cpp
 void fill_avx2_packed_f16(KernelTable& t);    // x86/avx2_packed_f16.cpp
-void fill_avx2_packed_k(KernelTable& t);      // x86/avx2_packed_k.cpp: q4_K q6_K
+void fill_avx2_packed_k(KernelTable& t);      // x86/avx2_packed_k.cpp: q2_K..q6_K
 void fill_avx2_ops(KernelTable& t);           // x86/avx2_ops.cpp
 void fill_avx2_probes(KernelTable& t);        // x86/avx2_probes.cpp
 
@@ -42,8 +42,8 @@ void fill_vnni_packed_k(KernelTable& t, bool evex);      // x86/avx2_packed_k.cp
 void fill_avx512_packed_q4_q5(KernelTable& t);    // x86/avx512_packed_q4_q5.cpp: Q4_0x16 .. Q5_1x16
 void fill_avx512_packed_q4_q5_k(KernelTable& t);  // x86/avx512_packed_q4_q5_k.cpp: Q4_Kx16, Q5_Kx16
 void fill_avx512_packed_q8_0(KernelTable& t);     // x86/avx512_packed_q8_0.cpp: Q8_0x16
-void fill_avx512_packed_q2_q3_q6_k(
-    KernelTable& t);  // x86/avx512_packed_q2_q3_q6_k.cpp: Q2_Kx16, Q3_Kx16, Q6_Kx16
+// x86/avx512_packed_q2_q3_q6_k.cpp: Q2_Kx16, Q3_Kx16, Q6_Kx16
+void fill_avx512_packed_q2_q3_q6_k(KernelTable& t);
 void fill_avx512_packed_f16(KernelTable& t);  // x86/avx512_packed_f16.cpp: F16x64, prompts
 void fill_avx512_attention(KernelTable& t);   // x86/avx512_attention.cpp: head dims of 16s
 void fill_avx512_probes(KernelTable& t);      // x86/avx512_probes.cpp: the 16-lane FMA peak
