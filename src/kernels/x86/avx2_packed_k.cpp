@@ -358,8 +358,7 @@ static_assert(kQ3_Kx8ScalesOffset == kQ6_Kx8ScalesOffset &&
 struct Q2Kx8 {
   using P = Q2KPanel<8>;
   static constexpr size_t kBlockBytes = P::kBlockBytes;
-  static constexpr int kShift = 0;
-  static constexpr bool kMins = true;
+  static constexpr bool kMins = true;  // no offset, so no kShift
   static constexpr size_t step(int c) { return P::kQsOffset + P::kChunkBytes * c; }
   static const uint8_t* qh(const uint8_t* ql) { return ql; }  // none
   static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
