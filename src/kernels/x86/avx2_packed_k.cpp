@@ -22,70 +22,39 @@
 // two fmas in every tile, so a row's bits depend neither on its panel's other rows, nor on
 // the token tile, nor on the split of panels between threads.
 #include <algorithm>
-#include <vector>
+#include <type_traits>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
 #include "kernels/x86/packed_tiles.h"
+#include "kernels/x86/q8_k_terms.h"
 #include "kernels/x86/simd_avx2.h"
 #include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
 namespace {
 
-// Per token super-block, what the tiles take from the activations besides their codes.
-struct TokenTerms {
-  std::vector<float> d;          // the block's scale
-  std::vector<int16_t> sub_sum;  // 16 per block: the sums of the codes of its sub-blocks
-  TermsKey key;                  // what they were made from
-};
-
-// Terms of tokens [t0, t1) (token t's blocks at (t - t0) * nb), with kSums sub-block sums per
-// block (16: the file's bsums of 16 codes; 8: sums of 32), into per-thread storage grown to
-// the largest call seen: no allocation once warm; those of the last call when it read the
-// same activations (TermsKey). |sum| <= 32 * 128 fits int16.
-template <int kSums>
-const TokenTerms& token_terms(const GemmArgs& g, int64_t t0, int64_t t1) {
-  static_assert(kSums == 8 || kSums == 16);
-  thread_local TokenTerms terms;
-  if (!terms.key.fresh(g, t0, t1)) return terms;
-  const int64_t nb = g.n / kQK_K;
-  const size_t need = static_cast<size_t>((t1 - t0) * nb);
-  if (terms.d.size() < need) {
-    terms.d.resize(need);
-    terms.sub_sum.resize(16 * need);
-  }
-  constexpr int kRun = 16 / kSums;  // bsums per sub-block sum
-  for (int64_t t = t0; t < t1; ++t) {
-    const auto* a =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-    for (int64_t b = 0; b < nb; ++b) {
-      const size_t i = static_cast<size_t>((t - t0) * nb + b);
-      terms.d[i] = a[b].d;
-      for (int j = 0; j < kSums; ++j) {
-        int sum = 0;
-        for (int u = 0; u < kRun; ++u) sum += a[b].bsums[kRun * j + u];
-        terms.sub_sum[16 * i + j] = static_cast<int16_t>(sum);
-      }
-    }
-  }
-  return terms;
-}
-
-// What a tile of T tokens reads of them: their activation blocks and their terms.
-template <int T>
+// What a tile of T tokens reads of them: their activation blocks and their terms (Sums:
+// q8_k_terms.h SumsOf32 for Q4_K and Q5_K, SumsOf16 for the others).
+template <int T, class Sums>
 struct TileTokens {
+  static_assert(std::is_same_v<typename Sums::Value, int16_t>, "int16 sums, for madd");
   const BlockQ8_K* a[T];
-  const float* d;          // token j's block b at d[j * nb + b]
-  const int16_t* sub_sum;  // token j's block b at sub_sum + 16 * (j * nb + b)
-  TileTokens(const GemmArgs& g, int64_t t, const TokenTerms& terms, size_t first)
-      : d(&terms.d[first]), sub_sum(&terms.sub_sum[16 * first]) {
+  const float* d;        // token j's block b at d[j * nb + b]
+  const int16_t* sums_;  // token j's block b's at sums(j * nb + b)
+  TileTokens(const GemmArgs& g, int64_t t, const Q8KTerms<Sums>& terms, size_t first)
+      : d(terms.d() + first), sums_(terms.sums() + Sums::kPerBlock * first) {
     for (int j = 0; j < T; ++j) {
       a[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) +
                                                 (t + j) * g.a_stride);
     }
   }
+  const int16_t* sums(int64_t i) const { return sums_ + Sums::kPerBlock * i; }
 };
+
+// Q6_K's, Q3_K's and Q2_K's terms: the file's 16 sums of 16 codes, int16 pairs for madd with
+// the scales or the mins.
+using Bsums16 = SumsOf16<int16_t, 0>;
 
 // The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).
 using Q4Kx8 = KQuantSubBlocks<kQ4_KPanelRows, false>;
@@ -99,7 +68,7 @@ using Q5Kx8 = KQuantSubBlocks<kQ4_KPanelRows, true>;
 // and high halves in two int16 chains (8 products of <= 31 * 128 each: <= 31744, no overflow).
 template <class L, int T, int P, avx2::Dot kDot>
 void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-            const TokenTerms& terms, size_t first, int64_t nb) {
+            const Q8KTerms<SumsOf32>& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
   constexpr bool kVnni = kDot != avx2::Dot::kMaddubs;
   constexpr int kChains = (kVnni && T <= 2) || (!kVnni && L::kFive) ? 2 : 1;
@@ -108,7 +77,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
   // the chain's sum being a multiple of 16). The same exact integers, so the same bits.
   constexpr bool kInPlaceHigh = kChains == 2 && !L::kFive;
   const __m256i bit4 = _mm256_set1_epi8(0x10);
-  const TileTokens<T> tok(g, t, terms, first);
+  const TileTokens<T, SumsOf32> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
@@ -219,7 +188,7 @@ void k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int6
       const __m256 dminw = avx2::load_f16x8(reinterpret_cast<const uint16_t*>(blk[p]) + 8);
 #pragma GCC unroll 4
       for (int j = 0; j < T; ++j) {
-        const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
+        const int16_t* s = tok.sums(j * nb + b);
         __m256i summ = _mm256_madd_epi16(mins[0], avx2::broadcast4(s));
         for (int k = 1; k < 4; ++k) {
           summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[k], avx2::broadcast4(s + 2 * k)));
@@ -396,9 +365,9 @@ struct Q2Kx8 {
 // taken with dmin as Q4_K's is (the AVX-512 tile's integers and float operations, so its bits).
 template <class L, int T, int P>
 void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
-                 const TokenTerms& terms, size_t first, int64_t nb) {
+                 const Q8KTerms<Bsums16>& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
-  const TileTokens<T> tok(g, t, terms, first);
+  const TileTokens<T, Bsums16> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
   avx2::PanelPrefetchers<P> ahead(panel, g.w_stride, kQ6_KDecodeAhead);  // one token
@@ -453,7 +422,7 @@ void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1,
       for (int j = 0; j < T; ++j) {
         // Q6_K: sum (q - 32) a = sum q a - 32 sum a (Q3_K: 4), per sub-block before its scale;
         // Q2_K: sum_j min_j sum_j(a).
-        const int16_t* s = tok.sub_sum + 16 * (j * nb + b);
+        const int16_t* s = tok.sums(j * nb + b);
         __m256i pair_sum = _mm256_madd_epi16(pairs16[0], avx2::broadcast4(s));
         for (int k = 1; k < 8; ++k) {
           pair_sum = _mm256_add_epi32(pair_sum,
@@ -478,10 +447,11 @@ void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1,
 
 // Rows [r0, r1) x tokens [t0, t1): one token on two panels at a time, or tiles of up to 4
 // tokens per panel. tile.template operator()<T, P> runs T tokens on P panels.
-template <int kSums, typename Tile>
+template <class Sums, typename Tile>
 void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1, Tile tile) {
   const int64_t nb = g.n / kQK_K;
-  const TokenTerms& terms = token_terms<kSums>(g, t0, t1);
+  thread_local Q8KTerms<Sums> terms;
+  terms.make(g, t0, t1);
   if (t1 - t0 == 1) {
     avx2::for_each_panel_pair<8>(g, r0, r1, [&]<int P>(const uint8_t* panel, int64_t r) {
       tile.template operator()<1, P>(g, panel, r, r1, t0, terms, 0, nb);
@@ -497,14 +467,14 @@ void gemm_panels(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t 
 
 template <class L, avx2::Dot kDot>
 void gemm_packed_q45_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  gemm_panels<8>(g, r0, r1, t0, t1,
-                 []<int T, int P>(auto&&... args) { k_tile<L, T, P, kDot>(args...); });
+  gemm_panels<SumsOf32>(g, r0, r1, t0, t1,
+                        []<int T, int P>(auto&&... args) { k_tile<L, T, P, kDot>(args...); });
 }
 
 template <class L>
 void gemm_packed_q236_k(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  gemm_panels<16>(g, r0, r1, t0, t1,
-                  []<int T, int P>(auto&&... args) { q236_k_tile<L, T, P>(args...); });
+  gemm_panels<Bsums16>(g, r0, r1, t0, t1,
+                       []<int T, int P>(auto&&... args) { q236_k_tile<L, T, P>(args...); });
 }
 
 }  // namespace

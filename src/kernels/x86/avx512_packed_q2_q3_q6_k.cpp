@@ -29,8 +29,8 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
-#include "kernels/terms_key.h"
 #include "kernels/x86/packed_tiles.h"
+#include "kernels/x86/q8_k_terms.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -42,42 +42,6 @@ constexpr int kGroupBytes = 64;
 // Tokens per prefill tile: each keeps a sub-block's two sums, the super-block's sum and its
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
-
-// Per token super-block, what the tiles take from the activations besides their codes: the
-// block's scale and 2^kShift x the sums of its 16 sub-blocks' codes (the codes' offset: 32
-// for Q6_K, 4 for Q3_K). Per-thread storage grown to the largest call seen, reused while a
-// call reads the same activations.
-template <int kShift>
-class TokenTerms {
- public:
-  // Terms of tokens [t0, t1) of g (token t's super-blocks from (t - t0) * nb on).
-  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (!key_.fresh(g, t0, t1)) return;
-    const int64_t nb = g.n / kQK_K;
-    const size_t need = static_cast<size_t>((t1 - t0) * nb);
-    float* d = d_.reserve(need);
-    int32_t* sums32 = sums32_.reserve(16 * need);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* a =
-          reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-      for (int64_t b = 0; b < nb; ++b) {
-        const size_t i = static_cast<size_t>((t - t0) * nb + b);
-        d[i] = a[b].d;
-        const __m512i s =
-            _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].bsums)));
-        _mm512_storeu_si512(sums32 + 16 * i, _mm512_slli_epi32(s, kShift));
-      }
-    }
-  }
-
-  const float* d() const { return d_.data(); }
-  const int32_t* sums32() const { return sums32_.data(); }
-
- private:
-  GrowArray<float> d_;
-  GrowArray<int32_t> sums32_;
-  TermsKey key_;
-};
 
 // The 6-bit codes of group grp of a Q6_Kx16 chunk (ql and qh its bytes) for 16 rows: the
 // low-nibble columns in lo, the high-nibble ones in hi, each code in a byte.
@@ -125,11 +89,12 @@ inline void codes2(const uint8_t* qs, __m512i& lo, __m512i& hi) {
 }
 
 // The three layouts: a block's bytes, where chunk c's code planes (ql, qh) and its two
-// sub-blocks' scales are, how group grp's codes come together, and the codes' offset (2^kShift
-// x the sub-block sums, taken off each sub-block's dot) or the mins (kMins: Q2_K).
+// sub-blocks' scales are, how group grp's codes come together, and the token terms they take
+// (Sums, q8_k_terms.h): the codes' offset times the sub-block sums, taken off each sub-block's
+// dot, or none where the mins (kMins: Q2_K) meet the file's bsums.
 struct Q6Kx16 {
   static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
-  static constexpr int kShift = 5;
+  using Sums = SumsOf16<int32_t, 5>;  // 32 x the sums: the codes' offset
   static constexpr bool kMins = false;
   static const uint8_t* ql(const uint8_t* blk, int c) {
     return blk + q6_kx16_step(c) + kQ6_Kx16QlInStep;
@@ -147,7 +112,7 @@ struct Q6Kx16 {
 };
 struct Q3Kx16 {
   static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
-  static constexpr int kShift = 2;
+  using Sums = SumsOf16<int32_t, 2>;  // 4 x the sums
   static constexpr bool kMins = false;
   static const uint8_t* ql(const uint8_t* blk, int c) {
     return blk + q3_kx16_step(c) + kQ3_Kx16QlInStep;
@@ -179,7 +144,7 @@ struct Q3Kx16 {
 };
 struct Q2Kx16 {
   static constexpr size_t kBlockBytes = Q2KPanel<16>::kBlockBytes;
-  static constexpr int kShift = 0;
+  using Sums = NoSums;  // the mins term reads the bsums in place
   static constexpr bool kMins = true;
   static const uint8_t* ql(const uint8_t* blk, int c) {
     return blk + Q2KPanel<16>::kQsOffset + Q2KPanel<16>::kChunkBytes * c;
@@ -254,7 +219,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + L::kBlockBytes);
     const int8_t* q = a[b].qs;
-    const int32_t* s = ts + 16 * b;
+    const int32_t* s = ts + L::Sums::kPerBlock * b;
     // Q2_K's mins term first (the mins lead the block).
     __m512i summ = _mm512_setzero_si512();
     if constexpr (L::kMins) {
@@ -350,7 +315,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         for (int j = 0; j < T; ++j) {
           __m512i dot = _mm512_add_epi32(plo[j], phi[j]);
           if constexpr (!L::kMins) {
-            dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(ts[16 * (j * nb + b) + sb]));
+            dot = _mm512_sub_epi32(dot,
+                                   _mm512_set1_epi32(ts[L::Sums::kPerBlock * (j * nb + b) + sb]));
           }
           sumi[j] = _mm512_add_epi32(sumi[j], _mm512_mullo_epi32(dot, sc));
         }
@@ -377,7 +343,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 
 template <class L>
 void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static thread_local TokenTerms<L::kShift> terms;
+  static thread_local Q8KTerms<typename L::Sums> terms;
+  constexpr int kSums = L::Sums::kPerBlock;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
@@ -386,9 +353,10 @@ void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
         if (T == 1 && wide) {
-          decode_panel<L>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb, prefetch);
+          decode_panel<L>(g, panel, r, r1, t, terms.d() + k, terms.sums() + kSums * k, nb,
+                          prefetch);
         } else {
-          panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums32() + 16 * k, nb,
+          panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + kSums * k, nb,
                            prefetch);
         }
       });

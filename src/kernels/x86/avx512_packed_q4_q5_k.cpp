@@ -19,8 +19,8 @@
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
-#include "kernels/terms_key.h"
 #include "kernels/x86/packed_tiles.h"
+#include "kernels/x86/q8_k_terms.h"
 #include "kernels/x86/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
@@ -32,42 +32,6 @@ constexpr int kGroupBytes = 64;
 // Tokens per prefill tile: each keeps a sub-block's two sums, the super-block's sum and its
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
-
-// Per token super-block, what the tiles take from the activations besides their codes: the
-// block's scale and the sums of the codes of its 8 sub-blocks of 32 (int16, in pairs for
-// madd). Per-thread storage grown to the largest call seen, reused while a call reads the
-// same activations.
-class TokenTerms {
- public:
-  // Terms of tokens [t0, t1) of g (token t's super-blocks from (t - t0) * nb on).
-  void make(const GemmArgs& g, int64_t t0, int64_t t1) {
-    if (!key_.fresh(g, t0, t1)) return;
-    const int64_t nb = g.n / kQK_K;
-    const size_t need = static_cast<size_t>((t1 - t0) * nb);
-    float* d = d_.reserve(need);
-    int16_t* sums = sums_.reserve(8 * need);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* a =
-          reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + t * g.a_stride);
-      for (int64_t b = 0; b < nb; ++b) {
-        const size_t i = static_cast<size_t>((t - t0) * nb + b);
-        d[i] = a[b].d;
-        // |sum| <= 32 * 128 fits int16.
-        for (int j = 0; j < 8; ++j) {
-          sums[8 * i + j] = static_cast<int16_t>(a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
-        }
-      }
-    }
-  }
-
-  const float* d() const { return d_.data(); }
-  const int16_t* sums() const { return sums_.data(); }
-
- private:
-  GrowArray<float> d_;
-  GrowArray<int16_t> sums_;
-  TermsKey key_;
-};
 
 // The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).
 using Q4Kx16 = KQuantSubBlocks<kQ4_Kx16PanelRows, false>;
@@ -169,14 +133,15 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 
 template <class L>
 void gemm_packed_kx16(const GemmArgs& g, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  static thread_local TokenTerms terms;
+  static thread_local Q8KTerms<SumsOf32> terms;
   terms.make(g, t0, t1);
   const int64_t nb = g.n / kQK_K;
   const bool prefetch = t1 - t0 == 1 && decode_prefetch();
   avx2::for_each_panel_tile<kQ4_Kx16PanelRows, kTokenTile>(
       g, r0, r1, t0, t1, [&]<int T>(const uint8_t* panel, int64_t r, int64_t t) {
         const int64_t k = (t - t0) * nb;
-        panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + 8 * k, nb, prefetch);
+        panel_tile<L, T>(g, panel, r, r1, t, terms.d() + k, terms.sums() + SumsOf32::kPerBlock * k,
+                         nb, prefetch);
       });
 }
 
