@@ -226,17 +226,20 @@ int register_all() {
       const std::string name = std::string("vec_dot/") + kt->isa + "/" + std::string(dtype_name(t));
       benchmark::RegisterBenchmark(name.c_str(), bm_vec_dot, kt, t)->Arg(16)->Arg(4096);
     }
-    for (DType t : {DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
-      if (kt->types[static_cast<uint32_t>(t)].gemm == nullptr) continue;
+    // Row-major gemms (F16, Q4_0, Q8_0, Q4_K, Q6_K) with their per-pair baseline; packed
+    // products of every weight type that has them.
+    for (DType t : kWeightTypes) {
       const std::string suffix = std::string(kt->isa) + "/" + std::string(dtype_name(t));
-      benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, GemmPath::kGemm)
-          ->Args({64, 2048, 64})
-          ->Args({256, 2048, 128})
-          ->Args({256, 8192, 128})
-          ->Args({32768, 4096, 1});
-      benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t,
-                                   GemmPath::kPerPair)
-          ->Args({64, 2048, 64});
+      if (kt->types[static_cast<uint32_t>(t)].gemm != nullptr) {
+        benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), bm_gemm, kt, t, GemmPath::kGemm)
+            ->Args({64, 2048, 64})
+            ->Args({256, 2048, 128})
+            ->Args({256, 8192, 128})
+            ->Args({32768, 4096, 1});
+        benchmark::RegisterBenchmark(("gemm_per_pair/" + suffix).c_str(), bm_gemm, kt, t,
+                                     GemmPath::kPerPair)
+            ->Args({64, 2048, 64});
+      }
       if (kt->types[static_cast<uint32_t>(t)].packed.panel_rows == 0) continue;
       benchmark::RegisterBenchmark(("gemm_packed/" + suffix).c_str(), bm_gemm, kt, t,
                                    GemmPath::kPacked)
