@@ -33,7 +33,8 @@ struct BenchConfig {
   bool huge_pages = false;
   bool no_bracket = false;  // tg repetitions without the read probe around each
   std::string kv_type = "f16";
-  std::string isa;  // a kernel table by name (kernels::available()); empty: the best one
+  std::string isa;         // a kernel table by name (kernels::available()); empty: the best one
+  std::string probes_isa;  // the table whose probes measure the roofline; empty: the best one
   std::string decode_pairs = "auto";     // on, off: kernels::set_decode_in_pairs; auto: the CPU's
   std::string decode_prefetch = "auto";  // on, off: kernels::set_decode_prefetch; auto: the CPU's
   std::string decode_width = "auto";     // 512, 256: kernels::set_decode_wide; auto: the CPU's
@@ -46,6 +47,18 @@ struct BenchConfig {
 int usage_error(const char* message) {
   std::fprintf(stderr, "error: bench: %s\n", message);
   return 2;
+}
+
+// The kernel table named `isa` (the best one where empty), or null after an error message.
+const kernels::KernelTable* table_for(const std::string& isa) {
+  if (isa.empty()) return &kernels::best();
+  std::string names;
+  const kernels::KernelTable* t = kernels::table_named(isa, &names);
+  if (t == nullptr) {
+    std::fprintf(stderr, "error: bench: no %s kernels on this CPU (it runs: %s)\n", isa.c_str(),
+                 names.c_str());
+  }
+  return t;
 }
 
 int bench(const BenchConfig& cfg) {
@@ -65,9 +78,14 @@ int bench(const BenchConfig& cfg) {
   kernels::set_split_stealing(cfg.split == "steal");
   ThreadPool::set_spin_pause(cfg.spin_pause == "on");
   if (cfg.slice_cols >= 0) kernels::set_pack_slice_cols(cfg.slice_cols);
+  // --isa: another table this CPU runs, for comparing kernels on the same model and minutes;
+  // --probes: the table whose probes (read and FMA) measure the roofline.
+  const kernels::KernelTable* run_table = table_for(cfg.isa);
+  const kernels::KernelTable* probes = table_for(cfg.probes_isa);
+  if (run_table == nullptr || probes == nullptr) return 2;
   ThreadPool pool(cfg.threads);
   std::fprintf(stderr, "bench: measuring the roofline (threads: %d)\n", pool.size());
-  const runtime::Roofline roof = runtime::measure_roofline(kernels::best(), pool);
+  const runtime::Roofline roof = runtime::measure_roofline(*probes, pool);
   if (cfg.roofline_only) {
     std::fputs(cfg.json ? (runtime::roofline_json_line(roof) + "\n").c_str()
                         : runtime::roofline_text(roof).c_str(),
@@ -82,18 +100,7 @@ int bench(const BenchConfig& cfg) {
     std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
     return 1;
   }
-  // --isa: another table this CPU runs, for comparing kernels on the same model and minutes.
-  kernels::KernelTable kt = kernels::best();
-  if (!cfg.isa.empty()) {
-    std::string names;
-    const kernels::KernelTable* t = kernels::table_named(cfg.isa, &names);
-    if (t == nullptr) {
-      std::fprintf(stderr, "error: bench: no %s kernels on this CPU (it runs: %s)\n",
-                   cfg.isa.c_str(), names.c_str());
-      return 2;
-    }
-    kt = *t;
-  }
+  kernels::KernelTable kt = *run_table;
   // --no-gemm: the table without batched kernels, so prompts take the per-pair path.
   if (cfg.no_gemm) {
     for (kernels::TypeOps& ops : kt.types) ops.gemm = nullptr;
@@ -114,7 +121,7 @@ int bench(const BenchConfig& cfg) {
   // its buffer is gone once the bench is.
   std::unique_ptr<runtime::ReadProbe> probe;
   if (!cfg.no_bracket && options.n_gen > 0) {
-    probe = std::make_unique<runtime::ReadProbe>(kernels::best(), pool);
+    probe = std::make_unique<runtime::ReadProbe>(*probes, pool);
     options.bracket = probe.get();
   }
   model::ExpertUsage usage;
@@ -125,7 +132,7 @@ int bench(const BenchConfig& cfg) {
   }
   const int threads = pool.size();
   // The tests' lines name the kernels that ran them (the roofline's probes are the best
-  // table's, whichever --isa chose).
+  // table's, or --probes', whichever --isa chose).
   runtime::Roofline test_roof = roof;
   test_roof.isa = kt.isa;
   // The pp rows' FMA peak is the better of the one before the tests and one after them: on
@@ -133,7 +140,7 @@ int bench(const BenchConfig& cfg) {
   // value (117 of 233 GFLOP/s), though its prompts then ran on both threads.
   if (options.n_prompt > 0) {
     test_roof.fma_gflops_n =
-        std::max(roof.fma_gflops_n, runtime::measure_fma_gflops(kernels::best(), pool, true));
+        std::max(roof.fma_gflops_n, runtime::measure_fma_gflops(*probes, pool, true));
   }
   if (!cfg.json) std::fputs(runtime::bench_table_header().c_str(), stdout);
   for (const runtime::BenchResult& r : *results) {
@@ -201,6 +208,10 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_option("--isa", cfg->isa,
                   "Kernels to run instead of the best this CPU has: ref, avx2, avx2_vnni, "
                   "avx2_vnni_evex or avx512_vnni");
+  cmd->add_option("--probes", cfg->probes_isa,
+                  "Measure the roofline (read bandwidth, FMA peak) with this table's probes "
+                  "instead of the best one's: --isa avx2 --probes avx2 judges the AVX2 kernels "
+                  "as a CPU without AVX-512 would");
   cmd->add_option("--slice-cols", cfg->slice_cols,
                   "Pack matrices wider than this in column slices of this width (0: whole; "
                   "default 2048)")

@@ -150,6 +150,25 @@ TEST(CliBench, IsaChoosesTheKernels) {
   EXPECT_NE(bad.out.find("ref"), std::string::npos) << bad.out;
 }
 
+// --probes measures the roofline with another table's probes (the json line names it); an
+// unknown name is the same argument error as --isa's.
+TEST(CliBench, ProbesChooseTheRooflineTable) {
+  auto r = run_command(kCohortBinary + " bench --roofline -t 1 --json --probes ref");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<nlohmann::json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_EQ(lines[0].value("isa", ""), "ref") << r.out;
+  EXPECT_GT(lines[0].value("fma_gflops_1", 0.0), 0.0) << r.out;
+  auto best = run_command(kCohortBinary + " bench --roofline -t 1 --json");
+  ASSERT_EQ(best.exit_code, 0) << best.out;
+  const std::vector<nlohmann::json> best_lines = json_lines(best.out);
+  ASSERT_EQ(best_lines.size(), 1u) << best.out;
+  EXPECT_NE(best_lines[0].value("isa", ""), "") << best.out;
+  auto bad = run_command(kCohortBinary + " bench --roofline --probes sse9 2>&1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("no sse9 kernels"), std::string::npos) << bad.out;
+}
+
 TEST(CliBench, RooflineAlone) {
   auto r = run_command(kCohortBinary + " bench --roofline -t 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
