@@ -273,11 +273,13 @@ void pack_q3_kx16(const void* src, size_t src_stride, int64_t n_rows, int64_t n,
 //                          i: the 4-bit min of sub-block 2k in the low nibble, of 2k + 1 in
 //                          the high one
 //   scales[8 kRows]        the same for the 4-bit scales (pair c: chunk c's two sub-blocks)
-//   qs[64 kRows]           chunk c of 32 columns at 8 kRows c: Q3_Kx16's ql planes, two planes
-//                          p of 4 kRows bytes; byte 4i + m of plane p holds at bits 4s + 2h ..
-//                          4s + 2h + 1 the 2-bit code of column 32c + 8g + 4h + m of row i,
-//                          g = 2p + s
-// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero.
+//   qs[64 kRows]           chunk c of 32 columns at 8 kRows c: two planes h of 4 kRows bytes;
+//                          byte 4i + m of plane h holds at bits 2G, 2G + 1 the 2-bit code of
+//                          column 32c + 8G + 4h + m of row i (group G = 0..3 of the chunk's 8
+//                          columns; sub-block 2c + G / 2)
+// Value = d * scale * q - dmin * min, as in the file; rows past the matrix are all zero. A
+// group's codes sit at one bit position in both planes, so a one-token tile takes them in place
+// (v & 3 << 2G, 4^G x each code, no shift) and divides the group's sum by 4^G once.
 template <int64_t kPanelRows>
 struct Q2KPanel {
   static_assert(kPanelRows == 8 || kPanelRows == 16);
@@ -288,6 +290,10 @@ struct Q2KPanel {
   static constexpr size_t kPlaneBytes = 4 * kRows;
   static constexpr size_t kChunkBytes = 2 * kPlaneBytes;
   static constexpr size_t kBlockBytes = kQsOffset + 8 * kChunkBytes;
+  // Where plane h of chunk c starts.
+  static constexpr size_t plane_offset(int c, int h) {
+    return kQsOffset + kChunkBytes * static_cast<size_t>(c) + kPlaneBytes * static_cast<size_t>(h);
+  }
 };
 static_assert(Q2KPanel<16>::kBlockBytes == 16 * 84 && Q2KPanel<8>::kBlockBytes == 8 * 84);
 size_t q2_kx8_panel_bytes(int64_t n);

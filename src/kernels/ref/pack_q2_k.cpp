@@ -1,5 +1,6 @@
 // The packers of Q2_K panels of 8 and 16 rows (kernels/packed_layouts.h Q2KPanel): each
-// super-block's scales and mins as nibble pairs by row, then its codes in Q3_Kx16's 2-bit planes.
+// super-block's scales and mins as nibble pairs by row, then its codes in pairs of 2-bit planes,
+// each group of 8 columns at one bit position.
 #include <cstring>
 
 #include "kernels/packed_layouts.h"
@@ -38,13 +39,12 @@ void pack_q2_k_panel(const void* src, size_t src_stride, int64_t n_rows, int64_t
             static_cast<uint8_t>((a & 0x0F) | ((c & 0x0F) << 4));
       }
       for (int c = 0; c < 8; ++c) {
-        uint8_t* qs = blk + L::kQsOffset + L::kChunkBytes * c;
         for (int g = 0; g < 4; ++g) {
           for (int h = 0; h < 2; ++h) {
+            uint8_t* plane = blk + L::plane_offset(c, h);
             for (int m = 0; m < 4; ++m) {
               const int q = code_q2_k(x, 32 * c + 8 * g + 4 * h + m);
-              qs[L::kPlaneBytes * (g / 2) + 4 * i + m] |=
-                  static_cast<uint8_t>(q << (4 * (g % 2) + 2 * h));
+              plane[4 * i + m] |= static_cast<uint8_t>(q << (2 * g));
             }
           }
         }

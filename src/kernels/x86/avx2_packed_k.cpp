@@ -267,32 +267,35 @@ inline __m256i q2_pair_bytes(const uint8_t* table, int k) {
   return _mm256_shuffle_epi8(_mm256_set1_epi64x(bytes), pick);
 }
 
-// Group G's 2-bit codes of a Q2_Kx8 chunk (its planes at qs) for 8 rows (packed_layouts.h
-// Q2KPanel): plane G / 2, bits 4 (G % 2) + 2h of each byte, h = 0 for lo, 1 for hi.
+// Q2_Kx8's codes of group G of chunk c (packed_layouts.h Q2KPanel): columns 8G + m (lo, plane 0)
+// and 8G + 4 + m (hi, plane 1) at bits 2G of each byte, shifted down (the epi16 shift brings
+// into a byte's bits 0..1 only that byte's own bits).
 template <int G>
-inline void codes2_x8(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+inline void codes2_x8(const uint8_t* blk, int c, __m256i& lo, __m256i& hi) {
+  using P = Q2KPanel<8>;
   const __m256i two = _mm256_set1_epi8(0x03);
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (G / 2)));
-  constexpr int kLow = 4 * (G % 2);
-  lo = _mm256_and_si256(kLow ? _mm256_srli_epi16(v, kLow) : v, two);
-  hi = _mm256_and_si256(_mm256_srli_epi16(v, kLow + 2), two);
+  const __m256i vl =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + P::plane_offset(c, 0)));
+  const __m256i vh =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + P::plane_offset(c, 1)));
+  lo = _mm256_and_si256(G ? _mm256_srli_epi16(vl, 2 * G) : vl, two);
+  hi = _mm256_and_si256(G ? _mm256_srli_epi16(vh, 2 * G) : vh, two);
 }
 
-// The three 8-row layouts of 16 sub-blocks of 16: a block's bytes, where chunk c's code bytes
-// (and its qh plane's) start, its two sub-blocks' scales in the int16 halves of each row's lane,
-// how its codes come together, and the codes' offset (2^kShift x the sub-block sums, Q6_K and
-// Q3_K, whose int8 scales sit in one table) or the mins (kMins: Q2_K).
+// The three 8-row layouts of 16 sub-blocks of 16: a block's bytes, where chunk c's codes start
+// (step: what a one-token tile asks for ahead), its two sub-blocks' scales in the int16 halves
+// of each row's lane, how its group's codes come together, and the codes' offset (2^kShift x the
+// sub-block sums, Q6_K and Q3_K, whose int8 scales sit in one table) or the mins (kMins: Q2_K).
 struct Q6Kx8 {
   static constexpr size_t kBlockBytes = kQ6_Kx8BlockBytes;
   static constexpr int kShift = 5;
   static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q6_kx8_step(c); }
-  static const uint8_t* qh(const uint8_t* ql) { return ql + kQ6_Kx8QhInStep; }
   static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
     int8_scale_pairs(blk + kQ6_Kx8ScalesOffset, c, sc);
   }
-  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
-    codes6_x8(ql, qh, grp, lo, hi);
+  static void codes(const uint8_t* blk, int c, int grp, __m256i& lo, __m256i& hi) {
+    codes6_x8(blk + step(c), blk + step(c) + kQ6_Kx8QhInStep, grp, lo, hi);
   }
 };
 struct Q3Kx8 {
@@ -300,11 +303,12 @@ struct Q3Kx8 {
   static constexpr int kShift = 2;
   static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q3_kx8_step(c); }
-  static const uint8_t* qh(const uint8_t* ql) { return ql + kQ3_Kx8QhInStep; }
   static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
     int8_scale_pairs(blk + kQ3_Kx8ScalesOffset, c, sc);
   }
-  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m256i& lo, __m256i& hi) {
+  static void codes(const uint8_t* blk, int c, int grp, __m256i& lo, __m256i& hi) {
+    const uint8_t* ql = blk + step(c);
+    const uint8_t* qh = ql + kQ3_Kx8QhInStep;
     switch (grp) {  // a constant where the tile's unrolled loop calls it
       case 0:
         codes3_x8<0>(ql, qh, lo, hi);
@@ -328,8 +332,7 @@ struct Q2Kx8 {
   using P = Q2KPanel<8>;
   static constexpr size_t kBlockBytes = P::kBlockBytes;
   static constexpr bool kMins = true;  // no offset, so no kShift
-  static constexpr size_t step(int c) { return P::kQsOffset + P::kChunkBytes * c; }
-  static const uint8_t* qh(const uint8_t* ql) { return ql; }  // none
+  static constexpr size_t step(int c) { return P::plane_offset(c, 0); }
   static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
     const __m256i both = q2_pair_bytes(blk + P::kScalesOffset, c);
     sc[0] = _mm256_and_si256(both, _mm256_set1_epi16(0x0F));
@@ -341,19 +344,19 @@ struct Q2Kx8 {
     return _mm256_blend_epi16(_mm256_and_si256(both, _mm256_set1_epi16(0x0F)),
                               _mm256_srli_epi16(both, 4), 0xAA);
   }
-  static void codes(const uint8_t* ql, const uint8_t*, int grp, __m256i& lo, __m256i& hi) {
+  static void codes(const uint8_t* blk, int c, int grp, __m256i& lo, __m256i& hi) {
     switch (grp) {  // a constant where the tile's unrolled loop calls it
       case 0:
-        codes2_x8<0>(ql, lo, hi);
+        codes2_x8<0>(blk, c, lo, hi);
         break;
       case 1:
-        codes2_x8<1>(ql, lo, hi);
+        codes2_x8<1>(blk, c, lo, hi);
         break;
       case 2:
-        codes2_x8<2>(ql, lo, hi);
+        codes2_x8<2>(blk, c, lo, hi);
         break;
       default:
-        codes2_x8<3>(ql, lo, hi);
+        codes2_x8<3>(blk, c, lo, hi);
         break;
     }
   }
@@ -390,9 +393,8 @@ void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1,
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
         for (int p = 0; p < P; ++p) {
-          const uint8_t* ql = blk[p] + L::step(c);
           __m256i lo, hi;
-          L::codes(ql, L::qh(ql), grp, lo, hi);
+          L::codes(blk[p], c, grp, lo, hi);
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;

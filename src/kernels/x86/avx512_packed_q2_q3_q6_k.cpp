@@ -6,9 +6,12 @@
 // -4 taken as the -32 is), its 2-bit and 1-bit planes put together as the 4-bit and 2-bit ones
 // are; Q2_K's 2-bit codes need no offset, its mins term sum_j min_j sum_j(a) is 8 madds per
 // super-block of a row's mins in pairs with the token's pairs of sub-block sums (the file's
-// bsums), taken with dmin as Q4_K's is. Per chunk of 32 columns a group's 6-bit codes are put
-// together once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's 4
-// activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum takes
+// bsums), taken with dmin as Q4_K's is; its one-token tile takes a group's codes where they
+// sit (4^G x each, G the group and its bit position) and divides the group's sum by 4^G (stop
+// 45: one shift a group's sum instead of up to two a group's codes; the prompt tiles, where T
+// tokens share the codes, still shift them down). Per chunk of 32 columns a group's 6-bit codes are
+// put together once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's
+// 4 activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum takes
 // the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums) and then its scale
 // by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs, an int16 add and a madd
 // per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower (32 GB/s on one
@@ -19,7 +22,8 @@
 // exact one as the AVX2 tile's (there the -32 term is taken once per super-block), then the
 // same float operations (fma(float(dot), d_w * d_a, acc) per super-block in order), so the
 // same bits; Q3_K's likewise (avx2_packed_k.cpp q236_k_tile, the -4 taken once per
-// super-block there too). Q2_K: a sub-block's dot is at most 16 * 3 * 128, times a scale <= 15;
+// super-block there too). Q2_K: a sub-block's dot is at most 16 * 3 * 128 (a group's taken in
+// place at most 4^3 * 8 * 3 * 128 before its exact division), times a scale <= 15;
 // per super-block fma(float(sumi), d_w * d_a, acc), then fnmadd(float(summ), dmin_w * d_a,
 // acc), as the AVX2 tile, so its bits too.
 //
@@ -77,15 +81,43 @@ inline void codes3(const uint8_t* ql, const uint8_t* qh, __m512i& lo, __m512i& h
                                  0xCA);
 }
 
-// The 2-bit codes of group G of a Q2_Kx16 chunk (its planes at qs) for 16 rows: plane G / 2,
-// bits 4 (G % 2) + 2h of each byte, h = 0 for lo (columns 8G + m), 1 for hi (8G + 4 + m).
-template <int G>
-inline void codes2(const uint8_t* qs, __m512i& lo, __m512i& hi) {
-  const __m512i two = _mm512_set1_epi8(0x03);
-  const __m512i v = _mm512_loadu_si512(qs + kGroupBytes * (G / 2));
-  constexpr int kLow = 4 * (G % 2);
-  lo = _mm512_and_si512(kLow ? _mm512_srli_epi16(v, kLow) : v, two);
-  hi = _mm512_and_si512(_mm512_srli_epi16(v, kLow + 2), two);
+// Q2_Kx16's codes of group G of chunk c (packed_layouts.h Q2KPanel): columns 8G + m (lo, plane
+// 0) and 8G + 4 + m (hi, plane 1), at bits 2G of each byte. kInPlace: 4^G x the codes (masked
+// where they sit, for a sum divided once), else the codes themselves (shifted down; the epi16
+// shift brings into a byte's bits 0..1 only that byte's own bits).
+template <int G, bool kInPlace>
+inline void codes2(const uint8_t* blk, int c, __m512i& lo, __m512i& hi) {
+  using P = Q2KPanel<16>;
+  const __m512i vl = _mm512_loadu_si512(blk + P::plane_offset(c, 0));
+  const __m512i vh = _mm512_loadu_si512(blk + P::plane_offset(c, 1));
+  if constexpr (kInPlace) {
+    const __m512i mask = _mm512_set1_epi8(static_cast<char>(3 << (2 * G)));
+    lo = _mm512_and_si512(vl, mask);
+    hi = _mm512_and_si512(vh, mask);
+  } else {
+    const __m512i two = _mm512_set1_epi8(0x03);
+    lo = _mm512_and_si512(G ? _mm512_srli_epi16(vl, 2 * G) : vl, two);
+    hi = _mm512_and_si512(G ? _mm512_srli_epi16(vh, 2 * G) : vh, two);
+  }
+}
+
+// codes2<G, kInPlace> for a group grp that is a constant where the tiles' unrolled loops call it.
+template <bool kInPlace>
+inline void codes2_of(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
+  switch (grp) {
+    case 0:
+      codes2<0, kInPlace>(blk, c, lo, hi);
+      break;
+    case 1:
+      codes2<1, kInPlace>(blk, c, lo, hi);
+      break;
+    case 2:
+      codes2<2, kInPlace>(blk, c, lo, hi);
+      break;
+    default:
+      codes2<3, kInPlace>(blk, c, lo, hi);
+      break;
+  }
 }
 
 // The three layouts: a block's bytes, where chunk c's code planes (ql, qh) and its two
@@ -96,35 +128,28 @@ struct Q6Kx16 {
   static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
   using Sums = SumsOf16<int32_t, 5>;  // 32 x the sums: the codes' offset
   static constexpr bool kMins = false;
-  static const uint8_t* ql(const uint8_t* blk, int c) {
-    return blk + q6_kx16_step(c) + kQ6_Kx16QlInStep;
-  }
-  static const uint8_t* qh(const uint8_t* blk, int c) {
-    return blk + q6_kx16_step(c) + kQ6_Kx16QhInStep;
-  }
+  static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
     return _mm512_cvtepi8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q6_kx16_step(c) + 16 * half)));
   }
-  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
-    codes6(ql, qh, grp, lo, hi);
+  static void codes(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
+    const uint8_t* step = blk + q6_kx16_step(c);
+    codes6(step + kQ6_Kx16QlInStep, step + kQ6_Kx16QhInStep, grp, lo, hi);
   }
 };
 struct Q3Kx16 {
   static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
   using Sums = SumsOf16<int32_t, 2>;  // 4 x the sums
   static constexpr bool kMins = false;
-  static const uint8_t* ql(const uint8_t* blk, int c) {
-    return blk + q3_kx16_step(c) + kQ3_Kx16QlInStep;
-  }
-  static const uint8_t* qh(const uint8_t* blk, int c) {
-    return blk + q3_kx16_step(c) + kQ3_Kx16QhInStep;
-  }
+  static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
     return _mm512_cvtepi8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q3_kx16_step(c) + 16 * half)));
   }
-  static void codes(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
+  static void codes(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
+    const uint8_t* ql = blk + q3_kx16_step(c) + kQ3_Kx16QlInStep;
+    const uint8_t* qh = blk + q3_kx16_step(c) + kQ3_Kx16QhInStep;
     switch (grp) {  // a constant where the tiles' unrolled loops call it (a helper taking
                     // a lambda instead was not folded by GCC 12: stop 43)
       case 0:
@@ -146,31 +171,18 @@ struct Q2Kx16 {
   static constexpr size_t kBlockBytes = Q2KPanel<16>::kBlockBytes;
   using Sums = NoSums;  // the mins term reads the bsums in place
   static constexpr bool kMins = true;
-  static const uint8_t* ql(const uint8_t* blk, int c) {
-    return blk + Q2KPanel<16>::kQsOffset + Q2KPanel<16>::kChunkBytes * c;
-  }
-  static const uint8_t* qh(const uint8_t* blk, int c) { return ql(blk, c); }  // none
+  static constexpr bool kInPlace = true;
   static __m512i scales(const uint8_t* blk, int c, int half) {
     const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(
         reinterpret_cast<const __m128i*>(blk + Q2KPanel<16>::kScalesOffset + 16 * c)));
     return half ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, _mm512_set1_epi32(0x0F));
   }
-  static void codes(const uint8_t* ql, const uint8_t*, int grp, __m512i& lo, __m512i& hi) {
-    switch (grp) {  // a constant where the tiles' unrolled loops call it (a helper taking
-                    // a lambda instead was not folded by GCC 12: stop 43)
-      case 0:
-        codes2<0>(ql, lo, hi);
-        break;
-      case 1:
-        codes2<1>(ql, lo, hi);
-        break;
-      case 2:
-        codes2<2>(ql, lo, hi);
-        break;
-      default:
-        codes2<3>(ql, lo, hi);
-        break;
-    }
+  static void codes(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
+    codes2_of<false>(blk, c, grp, lo, hi);
+  }
+  // 4^grp x the codes.
+  static void codes_in_place(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
+    codes2_of<true>(blk, c, grp, lo, hi);
   }
 };
 
@@ -230,20 +242,32 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     __m512i sumi = _mm512_setzero_si512();
     unrolled<8>([&](auto chunk) __attribute__((always_inline)) {
       constexpr int c = decltype(chunk)::value;
-      const uint8_t* ql = L::ql(blk, c);
-      const uint8_t* qh = L::qh(blk, c);
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
-        __m512i plo = _mm512_setzero_si512(), phi = _mm512_setzero_si512();
+        // Two chains: the low and high columns' products, or in place each group's (4^grp x
+        // its sum, divided exactly before the two are added).
+        __m512i chain[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
 #pragma GCC unroll 2
         for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
           __m512i lo, hi;
-          L::codes(ql, qh, grp, lo, hi);
-          plo = _mm512_dpbusd_epi32(plo, lo, broadcast4_x16(q + 32 * c + 8 * grp));
-          phi = _mm512_dpbusd_epi32(phi, hi, broadcast4_x16(q + 32 * c + 8 * grp + 4));
+          const __m512i a_lo = broadcast4_x16(q + 32 * c + 8 * grp);
+          const __m512i a_hi = broadcast4_x16(q + 32 * c + 8 * grp + 4);
+          if constexpr (L::kInPlace) {
+            L::codes_in_place(blk, c, grp, lo, hi);
+            __m512i& ch = chain[grp % 2];
+            ch = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ch, lo, a_lo), hi, a_hi);
+          } else {
+            L::codes(blk, c, grp, lo, hi);
+            chain[0] = _mm512_dpbusd_epi32(chain[0], lo, a_lo);
+            chain[1] = _mm512_dpbusd_epi32(chain[1], hi, a_hi);
+          }
         }
         const __m512i sc = L::scales(blk, c, half);
-        __m512i dot = _mm512_add_epi32(plo, phi);
+        if constexpr (L::kInPlace) {
+          chain[0] = half ? _mm512_srai_epi32(chain[0], 4) : chain[0];
+          chain[1] = _mm512_srai_epi32(chain[1], half ? 6 : 2);
+        }
+        __m512i dot = _mm512_add_epi32(chain[0], chain[1]);
         if constexpr (!L::kMins) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(s[2 * c + half]));
         sumi = _mm512_add_epi32(sumi, _mm512_mullo_epi32(dot, sc));
         // Each sub-block's product added here, in this order: else GCC 12 reassociates the 16
@@ -292,8 +316,6 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
       for (int j = 0; j < T; ++j) summ[j] = mins_term(mp, a[j][b]);
     }
     for (int c = 0; c < 8; ++c) {
-      const uint8_t* ql = L::ql(blk, c);
-      const uint8_t* qh = L::qh(blk, c);
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {  // sub-block 2c + half: groups 2 half, 2 half + 1
         const int sb = 2 * c + half;
@@ -302,7 +324,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 2
         for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
           __m512i lo, hi;
-          L::codes(ql, qh, grp, lo, hi);
+          L::codes(blk, c, grp, lo, hi);
 #pragma GCC unroll 8
           for (int j = 0; j < T; ++j) {
             const int8_t* q = a[j][b].qs + 32 * c + 8 * grp;
