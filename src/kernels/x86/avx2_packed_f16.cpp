@@ -82,6 +82,9 @@ inline void decode_column(const uint8_t* pair, __m256 ak, __m256* lo, __m256* hi
   }
 }
 
+// Column pairs of a one-token run: 4 KiB of a panel between two prefetch asks.
+constexpr int64_t kDecodeRunPairs = 4096 / kF16PairBytes;
+
 // Token t x panel p; rows from r1 on are not stored.
 template <class H>
 void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
@@ -91,16 +94,25 @@ void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   __m256 lo[kF16SubPanels], hi[kF16SubPanels];
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) lo[s] = hi[s] = _mm256_setzero_ps();
-  // One column pair (4 lines, one per sub-panel) per step; with decode_prefetch() the 4 lines
-  // decode_prefetch_bytes() ahead are asked for.
-  const bool prefetch = decode_prefetch();
-  const int64_t ahead = decode_prefetch_bytes();
+  // Column pairs (4 lines, one per sub-panel) in runs of kDecodeRunPairs: with
+  // decode_prefetch() the lines up to decode_prefetch_bytes() past a run's end are asked for
+  // before it, and the run is one unrolled stretch of code.
+  avx2::LinePrefetcher ahead(w, decode_prefetch_bytes());
+  const auto pair = [&](int64_t k) __attribute__((always_inline)) {
+    decode_column<H, 0>(w + k / 2 * kF16PairBytes, _mm256_broadcast_ss(a + k), lo, hi);
+    decode_column<H, 1>(w + k / 2 * kF16PairBytes, _mm256_broadcast_ss(a + k + 1), lo, hi);
+  };
   int64_t k = 0;
-  for (; k + 2 <= g.n; k += 2, w += kF16PairBytes) {
-    if (prefetch) avx2::prefetch_stream(w, kF16SubPanels, ahead);
-    decode_column<H, 0>(w, _mm256_broadcast_ss(a + k), lo, hi);
-    decode_column<H, 1>(w, _mm256_broadcast_ss(a + k + 1), lo, hi);
+  for (; k + 2 * kDecodeRunPairs <= g.n; k += 2 * kDecodeRunPairs) {
+    ahead.upto(w + (k / 2 + kDecodeRunPairs) * kF16PairBytes);
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < kDecodeRunPairs; ++i) pair(k + 2 * i);
   }
+  for (; k + 2 <= g.n; k += 2) {
+    ahead.upto(w + (k / 2 + 1) * kF16PairBytes);
+    pair(k);
+  }
+  w += k / 2 * kF16PairBytes;
   if (k < g.n) decode_column<H, 0>(w, _mm256_broadcast_ss(a + k), lo, hi);
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) {
