@@ -240,13 +240,13 @@ void set_decode_prefetch(bool on);
 
 // Whether the AVX-512 table's one-token Q4_0, Q8_0 and F16 tiles (and its read probe) work in
 // 512-bit registers, a run of blocks (~4 KiB) between two prefetch asks
-// (x86/simd_avx512.h for_each_block_in_runs), or as the 256-bit tiles and the AVX2 probe do,
-// a prefetch ask every block; and whether its one-token Q6_K tile unrolls a super-block's
-// steps (a 3360-byte block of 16 rows between two asks): the same bits either way. By default
-// on where the CPU is AMD's family 1Ah (Zen 5, full-width 512-bit units): there, one thread
-// from memory against the old read probe, Q4_0 read 83% of it in halves and 125% wide, Q8_0
-// 88% and 117%, F16 92% and 118% (decode_layers_bench, stop 38). Off elsewhere: on the Zen 4
-// VM of stop 29 (512-bit operations in two halves) the Q4_0 halves read 94-99% of a plain
+// (x86/simd_avx512.h for_each_block_in_runs), or as the 256-bit tiles and the AVX2 probe do
+// (in 256-bit registers, in the same runs since stop 46); and whether its one-token Q6_K tile
+// unrolls a super-block's steps (a 3360-byte block of 16 rows between two asks): the same bits
+// either way. By default on where the CPU is AMD's family 1Ah (Zen 5, full-width 512-bit units):
+// there, one thread from memory against the old read probe, Q4_0 read 83% of it in halves and 125%
+// wide, Q8_0 88% and 117%, F16 92% and 118% (decode_layers_bench, stop 38). Off elsewhere: on the
+// Zen 4 VM of stop 29 (512-bit operations in two halves) the Q4_0 halves read 94-99% of a plain
 // read, 512-bit registers 90-94%. Tests and `cohort bench --decode-width` set it.
 bool decode_wide();
 void set_decode_wide(bool on);

@@ -197,10 +197,11 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
 
 // Token t x P panels from panel0 on (rows r ..; the rows from r1 on are not stored): decode,
 // one panel or two at a time (for_each_panel_pair says which, and why). Each panel's weights
-// are asked for once per line ahead of their reads (LinePrefetcher). With kVnni each panel
-// keeps its low-nibble and high-nibble products in two int32 chains, so that a block's 8
-// vpdpbusd do not wait on each other, and Q4 takes the high nibbles in place (v & 0xF0, 16 x
-// the code) rather than shifted down: one shift per block (the chain's sum / 16, exact, as it
+// are asked for once per line ahead of their reads (LinePrefetcher), once a run of blocks
+// (for_each_block_run: stop 46, 1B tg64 --isa avx2 on 2 threads, 71-73 -> 73-79 tok/s). With
+// kVnni each panel keeps its low-nibble and high-nibble products in two int32 chains, so that
+// a block's 8 vpdpbusd do not wait on each other, and Q4 takes the high nibbles in place (v & 0xF0,
+// 16 x the code) rather than shifted down: one shift per block (the chain's sum / 16, exact, as it
 // is a multiple of 16) instead of one per nibble group. Zen 4 VM, kernels_bench q4_0 256 x
 // 2048 x 1 in L2, one thread: one chain 37.1-37.5 GB/s, two 39.4-41.1, one load per group (not
 // one per use: keep_in_register) 41.5-43.8, in-place high nibbles 46.6-47.4. Each panel's
@@ -222,13 +223,12 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
   avx2::PanelPrefetchers<P> ahead(panel0, g.w_stride);
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0)),
                 ones = _mm256_set1_epi16(1);
-  for (int64_t b = 0; b < nb; ++b) {
+  const auto block = [&](int64_t b) __attribute__((always_inline)) {
     const uint8_t* blk[P];
     __m256i sum[P][kChains], fifth[P];
 #pragma GCC unroll 2
     for (int p = 0; p < P; ++p) {
       blk[p] = panel0 + p * g.w_stride + b * L::kBlockBytes;
-      ahead.upto(p, blk[p] + L::kBlockBytes);
       for (int c = 0; c < kChains; ++c) sum[p][c] = _mm256_setzero_si256();
       fifth[p] = load_fifth<L>(blk[p]);
     }
@@ -265,7 +265,13 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
       }
       acc[p] = add_block<L>(acc[p], dot, blk[p], terms, static_cast<size_t>(b));
     }
-  }
+  };
+  avx2::for_each_block_run<L::kBlockBytes>(
+      nb,
+      [&](int64_t end) {
+        for (int p = 0; p < P; ++p) ahead.upto(p, panel0 + p * g.w_stride + end * L::kBlockBytes);
+      },
+      block);
   for (int p = 0; p < P; ++p) {
     const int64_t first = r + p * L::kRows;
     avx2::store_rows(g.y + t * g.y_stride + first, acc[p], std::min<int64_t>(L::kRows, r1 - first));

@@ -77,14 +77,12 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
   static_assert(kQ8_0PanelRows == 8, "a panel's rows are the 8 lanes of its sums");
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
-  avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);  // one token: the weights stream
+  // One token: the weights stream, asked for once a run of blocks (for_each_block_run).
+  avx2::PanelPrefetchers<P> ahead(panel, g.w_stride);
   const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t b = 0; b < nb; ++b) {
+  const auto block = [&](int64_t b) __attribute__((always_inline)) {
     const uint8_t* blk[P];
-    for (int p = 0; p < P; ++p) {
-      blk[p] = panel + p * g.w_stride + b * kQ8_0x8BlockBytes;
-      if constexpr (T == 1) ahead.upto(p, blk[p] + kQ8_0x8BlockBytes);
-    }
+    for (int p = 0; p < P; ++p) blk[p] = panel + p * g.w_stride + b * kQ8_0x8BlockBytes;
     __m256i dot[P][T][kChains];
     for (int p = 0; p < P; ++p) {
       for (int j = 0; j < T; ++j) {
@@ -122,6 +120,17 @@ inline void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64
         acc[p][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[p][j]);
       }
     }
+  };
+  if constexpr (T == 1) {
+    avx2::for_each_block_run<kQ8_0x8BlockBytes>(
+        nb,
+        [&](int64_t end) {
+          for (int p = 0; p < P; ++p)
+            ahead.upto(p, panel + p * g.w_stride + end * kQ8_0x8BlockBytes);
+        },
+        block);
+  } else {
+    for (int64_t b = 0; b < nb; ++b) block(b);
   }
   avx2::store_tile<P, T>(g, acc, r, r1, t);
 }

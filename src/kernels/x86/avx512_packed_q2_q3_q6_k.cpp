@@ -213,7 +213,7 @@ constexpr int64_t kPrefetchAhead = 2 * L::kBlockBytes;
 
 // One panel (16 rows at r, stored up to r1) x token t (terms at td, ts) where decode_wide():
 // panel_tile<1>'s integers and float operations, so its bits, with a block's 8 steps one
-// unrolled stretch of code between two prefetch asks (x86/simd_avx512.h kDecodeRunBytes says
+// unrolled stretch of code between two prefetch asks (x86/packed_tiles.h kDecodeRunBytes says
 // why that pays on the Zen 5 VM): decode_layers_bench -t 2 read 86.6% and 95.1% of the plain
 // read against panel_tile<1>'s 71.5% and 82.2% (stop 39; in L2 the two compute alike). A
 // function of its own so the prompt tiles keep their code: unrolling the steps in panel_tile
@@ -305,7 +305,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     // A whole block's lines asked for at once (one ask a step: 79-86% of a plain read against
-    // 94-107%, decode_layers_bench -t 1, stop 38; x86/simd_avx512.h kDecodeRunBytes).
+    // 94-107%, decode_layers_bench -t 1, stop 38; x86/packed_tiles.h kDecodeRunBytes).
     ahead.upto(blk + L::kBlockBytes);
     __m512i sumi[T], summ[T];
     for (int j = 0; j < T; ++j) sumi[j] = summ[j] = _mm512_setzero_si512();

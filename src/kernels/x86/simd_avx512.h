@@ -21,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "kernels/terms_key.h"
 #include "kernels/x86/grow_array.h"
+#include "kernels/x86/packed_tiles.h"
 #include "tensor/quant_blocks.h"
 
 namespace cohort::kernels {
@@ -172,33 +173,14 @@ class StreamPrefetcher {
   bool on_;
 };
 
-// How many bytes of a panel a one-token tile multiplies between two calls of its
-// StreamPrefetcher: the blocks of a run are one unrolled stretch of code. On the Zen 5 VM of
-// stop 38 (one thread, from memory, huge pages), streams of 288-byte Q4_0 blocks read 20-25
-// GB/s with the prefetch asked and the loop turned once a block, 28-30 with one ask and one
-// turn per 8 or 16 blocks (Q4_K's 2368-byte blocks read so already: 29-33); a plain read of
-// 512-bit loads 22-25 in runs of 2 KiB, 27.5-30 in runs of 4 or 8 KiB. On 2 threads
-// (decode_layers_bench) runs of 4 KiB against 2 KiB: plain reads 44-49 -> 50-61 GB/s, the
-// token's products 48-49 -> 50-62.
-inline constexpr size_t kDecodeRunBytes = 4096;
-
 // Calls block(b) for b = 0 .. nb - 1, blocks of kBlockBytes from panel, in runs of
-// ceil(kDecodeRunBytes / kBlockBytes) blocks: before each run, ahead asks for the lines up
-// to its end (then the prefetch distance); the last blocks one at a time.
+// ceil(avx2::kDecodeRunBytes / kBlockBytes) blocks (x86/packed_tiles.h): before each run, ahead
+// asks for the lines up to its end (then the prefetch distance); the last blocks one at a time.
 template <size_t kBlockBytes, typename Block>
 inline void for_each_block_in_runs(const uint8_t* panel, int64_t nb, StreamPrefetcher& ahead,
                                    const Block& block) {
-  constexpr int64_t kRun = (kDecodeRunBytes + kBlockBytes - 1) / kBlockBytes;
-  int64_t b = 0;
-  for (; b + kRun <= nb; b += kRun) {
-    ahead.upto(panel + (b + kRun) * kBlockBytes);
-#pragma GCC unroll 16
-    for (int64_t k = 0; k < kRun; ++k) block(b + k);
-  }
-  for (; b < nb; ++b) {
-    ahead.upto(panel + (b + 1) * kBlockBytes);
-    block(b);
-  }
+  avx2::for_each_block_run<kBlockBytes>(
+      nb, [&](int64_t end) { ahead.upto(panel + end * kBlockBytes); }, block);
 }
 
 // Calls step(std::integral_constant<int, I>{}) for I = 0 .. N - 1 in order, as N copies of
