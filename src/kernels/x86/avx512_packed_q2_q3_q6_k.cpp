@@ -180,10 +180,12 @@ struct Q2Kx16 {
   static void codes(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
     codes2_of<false>(blk, c, grp, lo, hi);
   }
-  // 4^grp x the codes.
+  // 4^grp x the codes: 1 << in_place_shift(grp), by which a sum of their products divides
+  // exactly.
   static void codes_in_place(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& hi) {
     codes2_of<true>(blk, c, grp, lo, hi);
   }
+  static constexpr int in_place_shift(int grp) { return 2 * grp; }
 };
 
 // Q2_K's mins of sub-block pair k (2k, 2k + 1) for 16 rows as the int16 pairs of each lane
@@ -264,8 +266,10 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
         }
         const __m512i sc = L::scales(blk, c, half);
         if constexpr (L::kInPlace) {
-          chain[0] = half ? _mm512_srai_epi32(chain[0], 4) : chain[0];
-          chain[1] = _mm512_srai_epi32(chain[1], half ? 6 : 2);
+          // chain[i] holds group 2 half + i's sum (grp % 2 above).
+          const int shift0 = L::in_place_shift(2 * half), shift1 = L::in_place_shift(2 * half + 1);
+          if (shift0 != 0) chain[0] = _mm512_srai_epi32(chain[0], shift0);
+          chain[1] = _mm512_srai_epi32(chain[1], shift1);
         }
         __m512i dot = _mm512_add_epi32(chain[0], chain[1]);
         if constexpr (!L::kMins) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(s[2 * c + half]));
