@@ -82,9 +82,6 @@ inline void decode_column(const uint8_t* pair, __m256 ak, __m256* lo, __m256* hi
   }
 }
 
-// Column pairs of a one-token run: 4 KiB of a panel between two prefetch asks.
-constexpr int64_t kDecodeRunPairs = 4096 / kF16PairBytes;
-
 // Token t x panel p; rows from r1 on are not stored.
 template <class H>
 void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
@@ -94,26 +91,20 @@ void decode_panel(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
   __m256 lo[kF16SubPanels], hi[kF16SubPanels];
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) lo[s] = hi[s] = _mm256_setzero_ps();
-  // Column pairs (4 lines, one per sub-panel) in runs of kDecodeRunPairs: with
+  // Column pairs (4 lines, one per sub-panel) in runs (for_each_block_run): with
   // decode_prefetch() the lines up to decode_prefetch_bytes() past a run's end are asked for
   // before it, and the run is one unrolled stretch of code.
   avx2::LinePrefetcher ahead(w, decode_prefetch_bytes());
-  const auto pair = [&](int64_t k) __attribute__((always_inline)) {
-    decode_column<H, 0>(w + k / 2 * kF16PairBytes, _mm256_broadcast_ss(a + k), lo, hi);
-    decode_column<H, 1>(w + k / 2 * kF16PairBytes, _mm256_broadcast_ss(a + k + 1), lo, hi);
-  };
-  int64_t k = 0;
-  for (; k + 2 * kDecodeRunPairs <= g.n; k += 2 * kDecodeRunPairs) {
-    ahead.upto(w + (k / 2 + kDecodeRunPairs) * kF16PairBytes);
-#pragma GCC unroll 16
-    for (int64_t i = 0; i < kDecodeRunPairs; ++i) pair(k + 2 * i);
+  const int64_t pairs = g.n / 2;
+  avx2::for_each_block_run<kF16PairBytes>(
+      pairs, [&](int64_t end) { ahead.upto(w + end * kF16PairBytes); },
+      [&](int64_t j) __attribute__((always_inline)) {
+        decode_column<H, 0>(w + j * kF16PairBytes, _mm256_broadcast_ss(a + 2 * j), lo, hi);
+        decode_column<H, 1>(w + j * kF16PairBytes, _mm256_broadcast_ss(a + 2 * j + 1), lo, hi);
+      });
+  if (g.n % 2 != 0) {
+    decode_column<H, 0>(w + pairs * kF16PairBytes, _mm256_broadcast_ss(a + g.n - 1), lo, hi);
   }
-  for (; k + 2 <= g.n; k += 2) {
-    ahead.upto(w + (k / 2 + 1) * kF16PairBytes);
-    pair(k);
-  }
-  w += k / 2 * kF16PairBytes;
-  if (k < g.n) decode_column<H, 0>(w, _mm256_broadcast_ss(a + k), lo, hi);
 #pragma GCC unroll 4
   for (int s = 0; s < kF16SubPanels; ++s) {
     const int64_t r = p * kF16PanelRows + s * kF16SubRows;

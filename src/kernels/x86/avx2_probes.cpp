@@ -10,8 +10,9 @@ namespace {
 
 // The read probe reads the way the decode tiles do: with decode_prefetch() it asks for its
 // lines as far ahead as they do, once a 4 KiB run (LinePrefetcher), else it leaves that to the
-// hardware. On the Zen 5 VM of stop 46 an ask every 128 bytes (prefetch_stream) read 52.9-57.5
-// GB/s on 2 threads, where the F16 one-token tile read 63-65 in runs. Where
+// hardware. On the Zen 5 VM of stop 46 an ask of 2 lines every 128 bytes read 55.6-59.1
+// GB/s on 2 threads, runs of 32 steps 72.9-75.5 (three interleaved pairs), and 66-69.5 in
+// avx2::for_each_block_run's loop (16 steps unrolled, two turns a run). Where
 // prefetching pays, plain loads leave bandwidth unused (the Xeon VM of stop 18: a 2 GiB read
 // gave 29.0 GB/s best on 2 threads and 15.0 on 1 without, 33.5 and 18.7 with, and F16 decode
 // had read 106% of the plain figure); where it costs, they read more (the Zen 4 VM of stop

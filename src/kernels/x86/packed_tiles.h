@@ -21,22 +21,15 @@ namespace cohort::kernels::avx2 {
 // decode_prefetch_bytes() ahead of those they multiply (Q6_K takes two whole blocks instead:
 // kQ6_KDecodeAhead, measured when its blocks were read at two places at once).
 
-// Asks for `lines` 64-byte lines from `ahead` bytes past p. A prefetch never faults, so p may
-// be near the end of the weights.
-inline void prefetch_stream(const void* p, int lines, int64_t ahead) {
-  for (int l = 0; l < lines; ++l) {
-    _mm_prefetch(static_cast<const char*>(p) + ahead + 64 * l, _MM_HINT_T0);
-  }
-}
-
 // Asks for each 64-byte line of a stream once, `ahead` bytes before it is read: upto(p) asks
-// for the lines up to p + ahead not yet asked for. prefetch_stream asks for a fixed count of lines
-// per block, which asks for some twice when a block is not a whole number of lines (Q4_0's 144
-// bytes, Q8_0's 272). On the Zen 4 VM of stop 19 those repeated requests cost more than the
-// prefetching gained: one panel at a time, 1B q4_0 tg64 on 2 threads read 27-36 tok/s with 3
-// lines per block and 53-59 with no prefetch at all (one round, interleaved). Every packed
-// one-token tile but F16's takes this (Q6_K since its blocks became one stream and Q4_K since
-// stop 20), and it asks for nothing unless decode_prefetch().
+// for the lines up to p + ahead not yet asked for (a prefetch never faults, so p may be near
+// the end of the weights). A fixed count of lines asked for per block asks for some twice when
+// a block is not a whole number of lines (Q4_0's 144 bytes, Q8_0's 272). On the Zen 4 VM of stop 19
+// those repeated requests cost more than the prefetching gained: one panel at a time, 1B q4_0 tg64
+// on 2 threads read 27-36 tok/s with 3 lines per block and 53-59 with no prefetch at all (one
+// round, interleaved). Every packed one-token tile takes this (Q6_K since its blocks became one
+// stream, Q4_K since stop 20, F16 and the read probe since stop 46), and it asks for nothing unless
+// decode_prefetch().
 class LinePrefetcher {
  public:
   LinePrefetcher() = default;
