@@ -17,9 +17,9 @@ namespace {
 // gave 29.0 GB/s best on 2 threads and 15.0 on 1 without, 33.5 and 18.7 with, and F16 decode
 // had read 106% of the plain figure); where it costs, they read more (the Zen 4 VM of stop
 // 19: 36 GB/s on one thread against 32).
-// 4 KiB of floats: a run of the read between two prefetch asks, as the AVX2 F16 one-token
-// tile reads.
-constexpr int64_t kRunFloats = 1024;
+// Floats of a run of the read between two prefetch asks: the one-token tiles' run
+// (packed_tiles.h kDecodeRunBytes).
+constexpr int64_t kRunFloats = avx2::kDecodeRunBytes / sizeof(float);
 
 // 128 bytes (4 vectors, one per sum) from x + i.
 inline void add_block(const float* x, int64_t i, __m256* s) {
