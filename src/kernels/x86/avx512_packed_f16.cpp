@@ -355,7 +355,7 @@ void decode_panel_512(const GemmArgs& g, int64_t p, int64_t r1, int64_t t) {
       acc[s] = _mm512_fmadd_ps(H::load16(pair + f16x64_offset(s, second)), vk, acc[s]);
     }
   };
-  StreamPrefetcher ahead(w, decode_prefetch(), decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(w, decode_prefetch_bytes());
   for_each_block_in_runs<kF16PairBytes>(w, g.n / 2, ahead, [&](int64_t j) {
     column(w + j * kF16PairBytes, 0, a[2 * j]);
     column(w + j * kF16PairBytes, 1, a[2 * j + 1]);

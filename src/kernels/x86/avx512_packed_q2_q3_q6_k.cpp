@@ -228,7 +228,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
   __m512 acc = start_rows_x16(g, y, m);
-  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead<L>);
+  avx2::LinePrefetcher ahead(panel, kPrefetchAhead<L>, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + L::kBlockBytes);
@@ -305,7 +305,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
         reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(g.a) + (t + j) * g.a_stride);
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
-  StreamPrefetcher ahead(panel, prefetch, kPrefetchAhead<L>);
+  avx2::LinePrefetcher ahead(panel, kPrefetchAhead<L>, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     // A whole block's lines asked for at once (one ask a step: 79-86% of a plain read against

@@ -144,7 +144,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   const __mmask16 m = row_mask(r1 - r);
   __m256 acc[2];
   start_halves_x16(g, y, m, acc);
-  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(panel, decode_prefetch_bytes(), prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + L::kBlockBytes);
@@ -190,7 +190,7 @@ void decode_panel_512(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
   __m512 acc = start_rows_x16(g, y, m);
-  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(panel, decode_prefetch_bytes(), prefetch);
   auto block = [&](int64_t b) __attribute__((always_inline)) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     const int8_t* q = a[b].qs;

@@ -53,7 +53,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     acc[j] = start_rows_x16(g, g.y + (t + j) * g.y_stride + r, m);
   }
   const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
-  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(panel, decode_prefetch_bytes(), prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + L::kQsOffset);

@@ -83,7 +83,7 @@ void decode_panel_256(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
   float* y = g.y + t * g.y_stride + r;
   __m256 acc[2];
   start_halves_x16(g, y, m, acc);
-  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(panel, decode_prefetch_bytes(), prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
     ahead.upto(blk + kQ8_0x16BlockBytes);
@@ -120,7 +120,7 @@ void decode_panel_512(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
   const __mmask16 m = row_mask(r1 - r);
   float* y = g.y + t * g.y_stride + r;
   __m512 acc = start_rows_x16(g, y, m);
-  StreamPrefetcher ahead(panel, prefetch, decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(panel, decode_prefetch_bytes(), prefetch);
   auto block = [&](int64_t b) {
     const uint8_t* blk = panel + b * kQ8_0x16BlockBytes;
     __m512i sum[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};

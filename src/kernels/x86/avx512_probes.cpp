@@ -26,7 +26,7 @@ float read_sum_x16(const float* x, int64_t n) {
   __m512 acc[4];
   for (__m512& a : acc) a = _mm512_setzero_ps();
   const auto* base = reinterpret_cast<const uint8_t*>(x);
-  StreamPrefetcher ahead(base, decode_prefetch(), decode_prefetch_bytes());
+  avx2::LinePrefetcher ahead(base, decode_prefetch_bytes());
   const int64_t nb = n / kReadBlockFloats;
   for_each_block_in_runs<kReadBlockFloats * sizeof(float)>(base, nb, ahead, [&](int64_t b) {
     const float* p = x + b * kReadBlockFloats;

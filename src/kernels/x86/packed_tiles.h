@@ -28,14 +28,15 @@ namespace cohort::kernels::avx2 {
 // those repeated requests cost more than the prefetching gained: one panel at a time, 1B q4_0 tg64
 // on 2 threads read 27-36 tok/s with 3 lines per block and 53-59 with no prefetch at all (one
 // round, interleaved). Every packed one-token tile takes this (Q6_K since its blocks became one
-// stream, Q4_K since stop 20, F16 and the read probe since stop 46), and it asks for nothing unless
-// decode_prefetch().
+// stream, Q4_K since stop 20, F16 and the read probe since stop 46; the AVX-512 tiles since stop
+// 47, which had a twin of it).
 class LinePrefetcher {
  public:
   LinePrefetcher() = default;
-  // Asks for nothing unless decode_prefetch() (kernels/kernels.h).
-  LinePrefetcher(const void* start, int64_t ahead)
-      : next_(static_cast<const char*>(start) + ahead), ahead_(ahead), on_(decode_prefetch()) {}
+  // Asks for nothing unless on: by default the decode_prefetch() setting (kernels/kernels.h);
+  // the AVX-512 tiles that also serve prompts pass false for them.
+  LinePrefetcher(const void* start, int64_t ahead, bool on = decode_prefetch())
+      : next_(static_cast<const char*>(start) + ahead), ahead_(ahead), on_(on) {}
   void upto(const void* p) {
     if (!on_) return;
     const char* end = static_cast<const char*>(p) + ahead_;
@@ -48,14 +49,15 @@ class LinePrefetcher {
   bool on_ = false;
 };
 
-// How many bytes of a panel a one-token tile multiplies between two prefetch asks: the
-// blocks of a run are one unrolled stretch of code. On the Zen 5 VM of stop 38 (one thread,
-// from memory, huge pages), streams of 288-byte Q4_0 blocks read 20-25 GB/s with the prefetch
-// asked and the loop turned once a block, 28-30 with one ask and one turn per 8 or 16 blocks
-// (Q4_K's 2368-byte blocks read so already: 29-33); a plain read of 512-bit loads 22-25 in
-// runs of 2 KiB, 27.5-30 in runs of 4 or 8 KiB. On 2 threads (decode_layers_bench) runs of 4
-// KiB against 2 KiB: plain reads 44-49 -> 50-61 GB/s, the token's products 48-49 -> 50-62. The
-// 256-bit tiles (stop 46, 1B tg64 on 2 threads, --isa avx2): F16 read 70-86% of the
+// How many bytes of a panel a one-token tile multiplies between two prefetch asks. The run's
+// loop asks GCC to unroll it 16 times, which GCC 12 does only for short blocks: a pair of
+// AVX2 Q4_0 panels' block (95 instructions) stays one turn a block (stop 47's disassembly). On the
+// Zen 5 VM of stop 38 (one thread, from memory, huge pages), streams of 288-byte Q4_0 blocks read
+// 20-25 GB/s with the prefetch asked and the loop turned once a block, 28-30 with one ask and one
+// turn per 8 or 16 blocks (Q4_K's 2368-byte blocks read so already: 29-33); a plain read of 512-bit
+// loads 22-25 in runs of 2 KiB, 27.5-30 in runs of 4 or 8 KiB. On 2 threads (decode_layers_bench)
+// runs of 4 KiB against 2 KiB: plain reads 44-49 -> 50-61 GB/s, the token's products 48-49 ->
+// 50-62. The 256-bit tiles (stop 46, 1B tg64 on 2 threads, --isa avx2): F16 read 70-86% of the
 // paired plain reads with an ask every 256-byte column pair, 110-111% in runs.
 inline constexpr size_t kDecodeRunBytes = 4096;
 

@@ -154,30 +154,11 @@ template <int kBias>
 using Q8_0Terms = Q8Terms<BlockQ8_0, kBias>;
 using Q8_1Terms = Q8Terms<BlockQ8_1, 0>;
 
-// Asks for each 64-byte line of a stream once, `ahead` bytes before it is read (where on: the
-// decode_prefetch() setting, as the AVX2 tiles' LinePrefetcher).
-class StreamPrefetcher {
- public:
-  StreamPrefetcher(const uint8_t* start, bool on, int64_t ahead)
-      : next_(start + ahead), ahead_(ahead), on_(on) {}
-  void upto(const uint8_t* p) {
-    if (!on_) return;
-    for (const uint8_t* end = p + ahead_; next_ < end; next_ += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(next_), _MM_HINT_T0);
-    }
-  }
-
- private:
-  const uint8_t* next_;
-  int64_t ahead_;
-  bool on_;
-};
-
 // Calls block(b) for b = 0 .. nb - 1, blocks of kBlockBytes from panel, in runs of
 // ceil(avx2::kDecodeRunBytes / kBlockBytes) blocks (x86/packed_tiles.h): before each run, ahead
 // asks for the lines up to its end (then the prefetch distance); the last blocks one at a time.
 template <size_t kBlockBytes, typename Block>
-inline void for_each_block_in_runs(const uint8_t* panel, int64_t nb, StreamPrefetcher& ahead,
+inline void for_each_block_in_runs(const uint8_t* panel, int64_t nb, avx2::LinePrefetcher& ahead,
                                    const Block& block) {
   avx2::for_each_block_run<kBlockBytes>(
       nb, [&](int64_t end) { ahead.upto(panel + end * kBlockBytes); }, block);
