@@ -268,3 +268,14 @@ const int kRegistered = register_all();
 
 }  // namespace
 }  // namespace cohort
+
+#if COHORT_BENCH_CODE_PAD > 0
+// COHORT_BENCH_CODE_PAD bytes of code that never runs (bench/CMakeLists.txt), its ret included:
+// every function linked after this file, the kernel library's among them, moves by that many
+// bytes.
+#define COHORT_PAD_STR(x) #x
+#define COHORT_PAD_BYTES(x) COHORT_PAD_STR(x)
+extern "C" __attribute__((used, noinline)) void cohort_bench_code_pad() {
+  __asm__ volatile(".skip " COHORT_PAD_BYTES(COHORT_BENCH_CODE_PAD) " - 1, 0x90");
+}
+#endif
