@@ -249,7 +249,11 @@ void decode_panels(const GemmArgs& g, const uint8_t* panel0, int64_t r, int64_t 
             sum[p][0] = avx2::dpbusd<kDot>(sum[p][0], lo, q_lo);
             sum[p][1] = avx2::dpbusd<kDot>(sum[p][1], hi, q_hi);
           } else {
-            add_group<kDot>(sum[p][grp % kChains], lo, hi, q_lo, q_hi);
+            // The first groups start the chains: no add of zero.
+            const __m256i m =
+                _mm256_add_epi16(_mm256_maddubs_epi16(lo, q_lo), _mm256_maddubs_epi16(hi, q_hi));
+            sum[p][grp % kChains] = grp < kChains ? m : _mm256_add_epi16(sum[p][grp % kChains], m);
+            avx2::keep_in_register(sum[p][grp % kChains]);
           }
         }
       }
