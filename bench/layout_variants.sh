@@ -3,7 +3,9 @@
 # library (COHORT_BENCH_CODE_PAD), into OUT_DIR/kernels_bench.pad{0,16,32,48}, then sets the
 # build back to no padding. A kernel's speed can hang on where its loops fall (docs/PERFORMANCE.md,
 # stop 47: one AVX2 tile 40.7 against 46-47 GB/s by a 32-byte shift), so judge a change by its
-# four builds against the old code's four (bench/interleave.py), not by one build of each.
+# four builds against the old code's four (bench/interleave.py), not by one build of each. The
+# AVX2 files' functions start on 64-byte lines (src/kernels/CMakeLists.txt), so the padding
+# moves the AVX-512 and portable code only.
 #   bench/layout_variants.sh /tmp/old            # on the old commit
 #   bench/layout_variants.sh /tmp/new            # on the new one
 #   bench/interleave.py 4 'gemm_packed/avx2/q4_0/256/2048/1$' /tmp/old/* /tmp/new/*
