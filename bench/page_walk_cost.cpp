@@ -13,6 +13,11 @@
 // three runs: jump 358-421 ns in huge pages and 329-438 in 4 KiB ones, in_page 105-113.
 // A translation there costs 2-3 times a memory read, which is what the F16 prompt's
 // converting tile waits on (docs/PERFORMANCE.md, stop 34).
+//
+// The second argument is how many chains run at once (the same cycle entered at evenly spaced
+// points, each step one load of each): whether the walks of independent loads overlap or
+// queue behind each other. Stop 48 (the same host): jump_4k with 1 / 2 / 4 / 8 chains 413 /
+// 200 / 90 / 42 ns a load, jump_huge 365 / - / - / 32: they overlap, 8 deep at least.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -37,8 +42,8 @@ constexpr size_t kLoadsPerIteration = size_t{1} << 20;
 
 // Links the lines of `base` (bytes long) into one cycle: pages in a shuffled order, and in
 // each page either one line (jump) or all of them in a shuffled order. Returns the cycle's
-// first line.
-void* link_chain(uint8_t* base, size_t bytes, bool jump) {
+// lines in its order.
+std::vector<uint8_t*> link_chain(uint8_t* base, size_t bytes, bool jump) {
   std::mt19937 rng(34);
   std::vector<uint32_t> pages(bytes / kPage);
   std::iota(pages.begin(), pages.end(), 0u);
@@ -59,20 +64,26 @@ void* link_chain(uint8_t* base, size_t bytes, bool jump) {
   for (size_t i = 0; i < order.size(); ++i) {
     std::memcpy(order[i], &order[(i + 1) % order.size()], sizeof(uint8_t*));
   }
-  return order.front();
+  return order;
 }
+
+constexpr int kMaxChains = 8;
 
 void bm_page_walk_cost(benchmark::State& state, bool jump, bool huge) {
   std::optional<HugePageBuffer> buffer =
       bench::probe_buffer(state, static_cast<size_t>(state.range(0)), huge);
   if (!buffer) return;
-  const size_t bytes = buffer->size();
-  void* p = link_chain(buffer->data(), bytes, jump);
+  const int chains = static_cast<int>(state.range(1));
+  if (chains < 1 || chains > kMaxChains) {
+    state.SkipWithError("1 to 8 chains");
+    return;
+  }
+  const std::vector<uint8_t*> order = link_chain(buffer->data(), buffer->size(), jump);
+  void* p[kMaxChains];
+  for (int c = 0; c < chains; ++c) p[c] = order[order.size() / chains * c];
   for (auto _ : state) {
-    for (size_t i = 0; i < kLoadsPerIteration; ++i) {
-      void* next;
-      std::memcpy(&next, p, sizeof(next));
-      p = next;
+    for (size_t i = 0; i < kLoadsPerIteration / chains; ++i) {
+      for (int c = 0; c < chains; ++c) std::memcpy(&p[c], p[c], sizeof(void*));
     }
     benchmark::DoNotOptimize(p);
   }
@@ -81,13 +92,15 @@ void bm_page_walk_cost(benchmark::State& state, bool jump, bool huge) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
-#define COHORT_WALK_CASE(name, jump, huge) \
-  BENCHMARK_CAPTURE(bm_page_walk_cost, name, jump, huge)->Unit(benchmark::kMillisecond)->Arg(1)
+#define COHORT_WALK_CASE(name, jump, huge)               \
+  BENCHMARK_CAPTURE(bm_page_walk_cost, name, jump, huge) \
+      ->Unit(benchmark::kMillisecond)                    \
+      ->ArgNames({"gib", "chains"})
 
-COHORT_WALK_CASE(jump_huge, true, true);
-COHORT_WALK_CASE(in_page_huge, false, true);
-COHORT_WALK_CASE(jump_4k, true, false);
-COHORT_WALK_CASE(in_page_4k, false, false);
+COHORT_WALK_CASE(jump_huge, true, true)->Args({1, 1})->Args({1, 8});
+COHORT_WALK_CASE(in_page_huge, false, true)->Args({1, 1});
+COHORT_WALK_CASE(jump_4k, true, false)->Args({1, 1})->Args({1, 2})->Args({1, 4})->Args({1, 8});
+COHORT_WALK_CASE(in_page_4k, false, false)->Args({1, 1});
 
 }  // namespace
 }  // namespace walk_probe

@@ -134,6 +134,7 @@ int bench(const BenchConfig& cfg) {
   // The tests' lines name the kernels that ran them (the roofline's probes are the best
   // table's, or --probes', whichever --isa chose).
   runtime::Roofline test_roof = roof;
+  test_roof.probes_isa = roof.isa;
   test_roof.isa = kt.isa;
   // The pp rows' FMA peak is the better of the one before the tests and one after them: on
   // the Zen 4 VM of stop 29 a bench now and then measured its 2-thread peak at the 1-thread

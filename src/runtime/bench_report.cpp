@@ -128,14 +128,15 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       "\"depth\":%lld,\"kv_bytes_per_token\":%llu,"
       "\"tok_s\":%.6g,\"tok_s_sd\":%.6g,\"bytes\":%llu,\"bytes_per_token\":%llu,"
       "\"params\":%llu,\"gbps\":%.6g,\"bw_frac\":%.4f,\"gflops\":%.6g,\"fma_frac\":%.4f,"
-      "\"kv_type\":%s,\"kv_bytes_per_pos\":%llu",
+      "\"kv_type\":%s,\"kv_bytes_per_pos\":%llu,\"probes\":%s",
       json_string(m.name).c_str(), json_string(m.type).c_str(), json_string(roof.isa).c_str(),
       threads, json_string(r.test).c_str(), static_cast<long long>(r.n_tokens),
       static_cast<long long>(r.depth), static_cast<unsigned long long>(r.kv_bytes_per_token),
       r.tok_s, r.tok_s_sd, static_cast<unsigned long long>(m.model_bytes),
       static_cast<unsigned long long>(m.bytes_per_token),
       static_cast<unsigned long long>(m.params_per_token), f.gbps, f.bw_frac, f.gflops, f.fma_frac,
-      json_string(r.kv_type).c_str(), static_cast<unsigned long long>(r.kv_bytes_per_pos));
+      json_string(r.kv_type).c_str(), static_cast<unsigned long long>(r.kv_bytes_per_pos),
+      json_string(roof.probes_isa != nullptr ? roof.probes_isa : roof.isa).c_str());
   // The arrays grow with -r: appended, not formatted (format() stops at 1023 characters).
   std::string line = head + ",\"rep_tok_s\":" + json_array(r.rep_tok_s);
   if (f.read_gbps_bracketed > 0) {

@@ -64,6 +64,7 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
+// probes (the table whose probes measured the roofline: roof.probes_isa, else roof.isa),
 // rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
 // steady_reps, and rep_read_before and rep_read_after (arrays); for a paired one
 // bw_frac_paired, token_gbps_paired, read_gbps_paired, paired_tokens, and token_s and

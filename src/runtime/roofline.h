@@ -16,6 +16,9 @@ struct Roofline {
   double fma_gflops_1 = 0;  // GFLOP/s (2 per multiply-add lane), one thread
   double fma_gflops_n = 0;  // the same with every thread of the pool
   const char* isa = "ref";  // the kernel table whose probes ran
+  // Where a test's roofline names in `isa` the kernels that ran the test (cmd_bench): the
+  // table whose probes measured it (`--probes`), else null (the same as isa).
+  const char* probes_isa = nullptr;
   // The spread of the read passes behind read_gbps_1 / read_gbps_n (the best): their median
   // and their slowest. On a quiet machine the three agree within a few percent; a median
   // far below the best says other work shared the cores or the memory bus meanwhile.

@@ -167,6 +167,22 @@ TEST(CliBench, ProbesChooseTheRooflineTable) {
   auto bad = run_command(kCohortBinary + " bench --roofline --probes sse9 2>&1");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("no sse9 kernels"), std::string::npos) << bad.out;
+  // A model's test lines name the kernels that ran them (isa) and the probes that judged
+  // them (probes): the best table's unless --probes names another.
+  if (!std::filesystem::exists(kStoriesGguf)) GTEST_SKIP() << "no " << kStoriesGguf;
+  const std::string best_isa = best_lines[0].value("isa", "");
+  for (const char* probes_arg : {"", "ref"}) {
+    const std::string probes = probes_arg;
+    auto m = run_command(kCohortBinary + " bench -m " + kStoriesGguf + " -t 1 -p 4 -n 2 -r 1 " +
+                         "--isa ref --json" + (probes.empty() ? "" : " --probes " + probes));
+    ASSERT_EQ(m.exit_code, 0) << m.out;
+    const std::vector<nlohmann::json> tests = json_lines(m.out);
+    ASSERT_EQ(tests.size(), 2u) << m.out;
+    for (const nlohmann::json& line : tests) {
+      EXPECT_EQ(line.value("isa", ""), "ref") << m.out;
+      EXPECT_EQ(line.value("probes", ""), probes.empty() ? best_isa : probes) << m.out;
+    }
+  }
 }
 
 TEST(CliBench, RooflineAlone) {

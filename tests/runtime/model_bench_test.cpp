@@ -230,6 +230,14 @@ TEST(BenchReport, FiguresAndJsonAgree) {
   EXPECT_EQ(j["bytes"], 1000);
   EXPECT_DOUBLE_EQ(j["tok_s"].get<double>(), 1e6);
   EXPECT_DOUBLE_EQ(j["bw_frac"].get<double>(), 0.5);
+  EXPECT_EQ(j["isa"], "ref");
+  EXPECT_EQ(j["probes"], "ref");  // no other table's probes: the kernels'
+  Roofline judged = roof;
+  judged.isa = "avx2";
+  judged.probes_isa = "avx512_vnni";
+  const auto jj = nlohmann::json::parse(bench_json_line(m, 2, r, judged), nullptr, false);
+  EXPECT_EQ(jj["isa"], "avx2");
+  EXPECT_EQ(jj["probes"], "avx512_vnni");
   const auto rj = nlohmann::json::parse(roofline_json_line(roof), nullptr, false);
   ASSERT_TRUE(rj.is_object());
   EXPECT_EQ(rj["test"], "roofline");
