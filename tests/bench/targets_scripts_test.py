@@ -3,6 +3,7 @@
 (its table of targets: every one judged by the figure its kind is judged by)."""
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -83,6 +84,80 @@ class ChartTest(unittest.TestCase):
             self.assertEqual([l["target"] for l in targets_chart.load([f.name])], ["tg64 q4_0"])
         finally:
             os.unlink(f.name)
+
+
+# A stand-in for the cohort binary: `synth ... -o PATH` writes PATH; `bench --roofline` prints a
+# roofline line; `bench -m PATH ...` a test line whose figures say which model it read. Every
+# call's arguments go to calls.log beside it.
+FAKE_COHORT = r"""#!/usr/bin/env python3
+import json, os, sys
+args = sys.argv[1:]
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.log"), "a") as f:
+    f.write(" ".join(args) + "\n")
+if args[0] == "synth":
+    open(args[args.index("-o") + 1], "w").write("gguf")
+elif "--roofline" in args:
+    print("roofline (best kernels):")
+    print(json.dumps({"test": "roofline", "isa": "avx2", "read_gbps_n": 30.0,
+                      "fma_gflops_n": 180.0}))
+else:
+    model = os.path.basename(args[args.index("-m") + 1])
+    test = "pp128" if args[args.index("-p") + 1] != "0" else "tg64"
+    print(json.dumps({"model": model, "isa": "avx2", "probes": "avx2", "test": test,
+                      "tok_s": 10.0, "bw_frac_paired": 0.9, "fma_frac": 0.8}))
+"""
+
+
+class RoundTest(unittest.TestCase):
+    def test_a_round_appends_judged_lines_and_makes_missing_models(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "cohort")
+            with open(fake, "w") as f:
+                f.write(FAKE_COHORT)
+            os.chmod(fake, 0o755)
+            models = os.path.join(tmp, "models")
+            os.makedirs(models)
+            with open(os.path.join(models, "1b-f16.gguf"), "w") as f:
+                f.write("gguf")  # already there
+            out = os.path.join(tmp, "rounds.jsonl")
+            env = dict(os.environ, COHORT=fake, MODELS=models, THREADS="3",
+                       ONLY="^(tg64 q4_0|pp128 f16)$")
+            script = os.path.join(ROOT, "bench", "targets_round.py")
+            for _ in range(2):  # a second round appends
+                subprocess.run([sys.executable, script, out, "--isa", "avx2"], env=env,
+                               check=True, capture_output=True)
+            with open(out) as f:
+                lines = [json.loads(l) for l in f]
+            self.assertEqual([l.get("target", l.get("test")) for l in lines],
+                             ["roofline", "tg64 q4_0", "pp128 f16"] * 2)
+            tg, pp = lines[1], lines[2]
+            self.assertEqual((tg["model"], tg["figure"], tg["goal"]), ("1b-q4_0.gguf",
+                                                                       "bw_frac_paired", 0.85))
+            self.assertEqual((pp["model"], pp["figure"], pp["goal"]), ("1b-f16.gguf",
+                                                                       "fma_frac", 0.85))
+            for l in lines:
+                self.assertEqual(l["flags"], "--isa avx2")
+                self.assertRegex(l["round"], r"^\d{4}-\d\d-\d\dT\d\d:\d\dZ$")
+            with open(os.path.join(tmp, "calls.log")) as f:
+                calls = f.read().splitlines()
+            synths = [c for c in calls if c.startswith("synth")]
+            self.assertEqual(len(synths), 1)  # q4_0 made once, f16 was there
+            self.assertIn("--type q4_0", synths[0])
+            self.assertIn("--dim 2048", synths[0])
+            benches = [c for c in calls if c.startswith("bench -m")]
+            self.assertEqual(len(benches), 4)
+            self.assertIn("-t 3 -p 0 -n 64 -r 3 --paired --isa avx2 --json", benches[0])
+            self.assertIn("-t 3 -p 128 -n 0 -r 3 --isa avx2 --json", benches[1])
+            self.assertEqual(len(targets_chart.load([out])), 4)  # the chart reads them
+
+    def test_a_failing_bench_stops_the_round(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, COHORT="/bin/false", MODELS=tmp)
+            run = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "targets_round.py"),
+                                  os.path.join(tmp, "r.jsonl")], env=env, capture_output=True,
+                                 text=True)
+            self.assertNotEqual(run.returncode, 0)
+            self.assertIn("failed", run.stderr)
 
 
 class RoundTableTest(unittest.TestCase):
