@@ -12,10 +12,12 @@
 // tokens share the codes, still shift them down). Per chunk of 32 columns a group's 6-bit codes are
 // put together once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's
 // 4 activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum takes
-// the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums) and then its scale
-// by an int32 multiply. The AVX2 tile (avx2_packed_k.cpp) needs maddubs, an int16 add and a madd
-// per group and token for 8 rows; in L2 on the Zen 4 VM it computed slower (32 GB/s on one
-// thread) than memory streams (35).
+// the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums: OffsetSums, which
+// the one-token tile's chain starts from) and then its scale by an int32 multiply. The codes'
+// bytes are loaded once each into registers (load_in_register: with the loads folded into each
+// use, the 64-byte loads bounded the one-token tiles, stop 48). The AVX2 tile (avx2_packed_k.cpp)
+// needs maddubs, an int16 add and a madd per group and token for 8 rows; in L2 on the Zen 4 VM it
+// computed slower (32 GB/s on one thread) than memory streams (35).
 //
 // Exactness: a sub-block's integer dot is at most 16 * 63 * 128 in magnitude, times a scale
 // of |s| <= 128, summed over 16 sub-blocks: < 2^31. The super-block's integer is the same
@@ -51,14 +53,15 @@ constexpr int kTokenTile = 6;
 // low-nibble columns in lo, the high-nibble ones in hi, each code in a byte.
 inline void codes6(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, __m512i& hi) {
   const __m512i low = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
-  const __m512i v = _mm512_loadu_si512(ql + kGroupBytes * grp);
-  const __m512i h = _mm512_loadu_si512(qh + kGroupBytes * (grp / 2));
+  const __m512i v = load_in_register(ql + kGroupBytes * grp);
+  const __m512i h = load_in_register(qh + kGroupBytes * (grp / 2));
   // The plane's 2-bit fields of this group at bits 4..5 of each byte.
   const __m512i h_lo = grp % 2 ? h : _mm512_slli_epi16(h, 4);
   const __m512i h_hi = grp % 2 ? _mm512_srli_epi16(h, 2) : _mm512_slli_epi16(h, 2);
-  // 0xCA: low ? v : h (a bit select), then keep bits 0..5.
-  lo = _mm512_ternarylogic_epi32(low, v, _mm512_and_si512(h_lo, top), 0xCA);
-  hi = _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(v, 4), _mm512_and_si512(h_hi, top), 0xCA);
+  // 0xB8: low ? v : h (a bit select), then keep bits 0..5. The select's first operand, which
+  // the instruction overwrites, is the masked h: a value of its own, so no copy of `low`.
+  lo = _mm512_ternarylogic_epi32(_mm512_and_si512(h_lo, top), low, v, 0xB8);
+  hi = _mm512_ternarylogic_epi32(_mm512_and_si512(h_hi, top), low, _mm512_srli_epi16(v, 4), 0xB8);
 }
 
 // The 3-bit codes of group G of a Q3_Kx16 chunk for 16 rows, as codes6 gives Q6_K's: the low
@@ -67,18 +70,18 @@ inline void codes6(const uint8_t* ql, const uint8_t* qh, int grp, __m512i& lo, _
 template <int G>
 inline void codes3(const uint8_t* ql, const uint8_t* qh, __m512i& lo, __m512i& hi) {
   const __m512i two = _mm512_set1_epi8(0x03), bit2 = _mm512_set1_epi8(0x04);
-  const __m512i v = _mm512_loadu_si512(ql + kGroupBytes * (G / 2));
-  const __m512i h = _mm512_loadu_si512(qh);
+  const __m512i v = load_in_register(ql + kGroupBytes * (G / 2));
+  const __m512i h = load_in_register(qh);
   constexpr int kLow = 4 * (G % 2);
   // Bits 2G and 2G + 1 of h to bit 2 (epi16 shifts: what crosses into a byte's bit 2 comes
   // from bits 0..7 of that byte, the shifts being at most 5).
   const __m512i h_lo = G == 0 ? _mm512_slli_epi16(h, 2) : _mm512_srli_epi16(h, 2 * G - 2);
   const __m512i h_hi = G == 0 ? _mm512_slli_epi16(h, 1) : _mm512_srli_epi16(h, 2 * G - 1);
-  // 0xCA: two ? v : h (a bit select); h keeps only bit 2.
-  lo = _mm512_ternarylogic_epi32(two, _mm512_srli_epi16(v, kLow), _mm512_and_si512(h_lo, bit2),
-                                 0xCA);
-  hi = _mm512_ternarylogic_epi32(two, _mm512_srli_epi16(v, kLow + 2), _mm512_and_si512(h_hi, bit2),
-                                 0xCA);
+  // 0xB8: two ? v : h (a bit select, overwriting the masked h as codes6's); h keeps only bit 2.
+  lo = _mm512_ternarylogic_epi32(_mm512_and_si512(h_lo, bit2), two, _mm512_srli_epi16(v, kLow),
+                                 0xB8);
+  hi = _mm512_ternarylogic_epi32(_mm512_and_si512(h_hi, bit2), two, _mm512_srli_epi16(v, kLow + 2),
+                                 0xB8);
 }
 
 // Q2_Kx16's codes of group G of chunk c (packed_layouts.h Q2KPanel): columns 8G + m (lo, plane
@@ -126,7 +129,7 @@ inline void codes2_of(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& 
 // dot, or none where the mins (kMins: Q2_K) meet the file's bsums.
 struct Q6Kx16 {
   static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
-  using Sums = SumsOf16<int32_t, 5>;  // 32 x the sums: the codes' offset
+  using Sums = OffsetSums<5>;  // -32 x the sums: the codes' offset
   static constexpr bool kMins = false;
   static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
@@ -140,7 +143,7 @@ struct Q6Kx16 {
 };
 struct Q3Kx16 {
   static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
-  using Sums = SumsOf16<int32_t, 2>;  // 4 x the sums
+  using Sums = OffsetSums<2>;  // -4 x the sums
   static constexpr bool kMins = false;
   static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
@@ -246,9 +249,11 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
       constexpr int c = decltype(chunk)::value;
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
-        // Two chains: the low and high columns' products, or in place each group's (4^grp x
-        // its sum, divided exactly before the two are added).
-        __m512i chain[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        // Q6_K, Q3_K: one chain, starting at the sub-block's offset term (OffsetSums), of its
+        // two groups' low and high columns' products. Q2_K: two, each group's products in place
+        // (4^grp x its sum, divided exactly before the two are added).
+        __m512i chain[2] = {L::kMins ? _mm512_setzero_si512() : _mm512_set1_epi32(s[2 * c + half]),
+                            _mm512_setzero_si512()};
 #pragma GCC unroll 2
         for (int grp = 2 * half; grp < 2 * half + 2; ++grp) {
           __m512i lo, hi;
@@ -256,23 +261,20 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
           const __m512i a_hi = broadcast4_x16(q + 32 * c + 8 * grp + 4);
           if constexpr (L::kInPlace) {
             L::codes_in_place(blk, c, grp, lo, hi);
-            __m512i& ch = chain[grp % 2];
-            ch = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ch, lo, a_lo), hi, a_hi);
           } else {
             L::codes(blk, c, grp, lo, hi);
-            chain[0] = _mm512_dpbusd_epi32(chain[0], lo, a_lo);
-            chain[1] = _mm512_dpbusd_epi32(chain[1], hi, a_hi);
           }
+          __m512i& ch = chain[L::kInPlace ? grp % 2 : 0];
+          ch = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ch, lo, a_lo), hi, a_hi);
         }
         const __m512i sc = L::scales(blk, c, half);
+        __m512i dot = chain[0];
         if constexpr (L::kInPlace) {
           // chain[i] holds group 2 half + i's sum (grp % 2 above).
           const int shift0 = L::in_place_shift(2 * half), shift1 = L::in_place_shift(2 * half + 1);
-          if (shift0 != 0) chain[0] = _mm512_srai_epi32(chain[0], shift0);
-          chain[1] = _mm512_srai_epi32(chain[1], shift1);
+          if (shift0 != 0) dot = _mm512_srai_epi32(dot, shift0);
+          dot = _mm512_add_epi32(dot, _mm512_srai_epi32(chain[1], shift1));
         }
-        __m512i dot = _mm512_add_epi32(chain[0], chain[1]);
-        if constexpr (!L::kMins) dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(s[2 * c + half]));
         sumi = _mm512_add_epi32(sumi, _mm512_mullo_epi32(dot, sc));
         // Each sub-block's product added here, in this order: else GCC 12 reassociates the 16
         // adds, keeps the sub-blocks' sums and scales in flight at once and spills 20 of them
@@ -340,8 +342,8 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 8
         for (int j = 0; j < T; ++j) {
           __m512i dot = _mm512_add_epi32(plo[j], phi[j]);
-          if constexpr (!L::kMins) {
-            dot = _mm512_sub_epi32(dot,
+          if constexpr (!L::kMins) {  // the offset term (OffsetSums: negative already)
+            dot = _mm512_add_epi32(dot,
                                    _mm512_set1_epi32(ts[L::Sums::kPerBlock * (j * nb + b) + sb]));
           }
           sumi[j] = _mm512_add_epi32(sumi[j], _mm512_mullo_epi32(dot, sc));

@@ -154,17 +154,14 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
     for (int h = 0; h < 2; ++h) {
       lo[h][0] = lo[h][1] = hi[h][0] = hi[h][1] = _mm256_setzero_si256();
       fifth[h] =
-          L::kFive
-              ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + L::kFifthAt + 32 * h))
-              : _mm256_setzero_si256();
+          L::kFive ? load_in_register_256(blk + L::kFifthAt + 32 * h) : _mm256_setzero_si256();
     }
     unrolled<4>([&](auto group) __attribute__((always_inline)) {
       constexpr int grp = decltype(group)::value;
       const __m256i al = broadcast4_x8(q + 8 * grp), ah = broadcast4_x8(q + 8 * grp + 4);
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        const __m256i v = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(blk + L::kCodesAt + L::kGroupBytes * grp + 32 * h));
+        const __m256i v = load_in_register_256(blk + L::kCodesAt + L::kGroupBytes * grp + 32 * h);
         __m256i vl, vh;
         group_codes<L, grp>(v, fifth[h], vl, vh);
         lo[h][grp & 1] = _mm256_dpbusd_epi32(lo[h][grp & 1], vl, al);
@@ -196,10 +193,10 @@ void decode_panel_512(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_
     const int8_t* q = a[b].qs;
     __m512i lo[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
     __m512i hi[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-    const __m512i fifth = L::kFive ? _mm512_loadu_si512(blk + L::kFifthAt) : _mm512_setzero_si512();
+    const __m512i fifth = L::kFive ? load_in_register(blk + L::kFifthAt) : _mm512_setzero_si512();
     unrolled<4>([&](auto group) __attribute__((always_inline)) {
       constexpr int grp = decltype(group)::value;
-      const __m512i v = _mm512_loadu_si512(blk + L::kCodesAt + L::kGroupBytes * grp);
+      const __m512i v = load_in_register(blk + L::kCodesAt + L::kGroupBytes * grp);
       __m512i vl, vh;
       group_codes<L, grp>(v, fifth, vl, vh);
       lo[grp & 1] = _mm512_dpbusd_epi32(lo[grp & 1], vl, broadcast4_x16(q + 8 * grp));
@@ -232,10 +229,10 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
     const uint8_t* blk = panel + b * L::kBlockBytes;
     __m512i lo[T], hi[T];
     for (int j = 0; j < T; ++j) lo[j] = hi[j] = _mm512_setzero_si512();
-    const __m512i fifth = L::kFive ? _mm512_loadu_si512(blk + L::kFifthAt) : _mm512_setzero_si512();
+    const __m512i fifth = L::kFive ? load_in_register(blk + L::kFifthAt) : _mm512_setzero_si512();
     unrolled<4>([&](auto group) __attribute__((always_inline)) {
       constexpr int grp = decltype(group)::value;
-      const __m512i v = _mm512_loadu_si512(blk + L::kCodesAt + L::kGroupBytes * grp);
+      const __m512i v = load_in_register(blk + L::kCodesAt + L::kGroupBytes * grp);
       __m512i vl, vh;
       group_codes<L, grp>(v, fifth, vl, vh);
 #pragma GCC unroll 8

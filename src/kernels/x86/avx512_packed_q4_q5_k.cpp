@@ -81,10 +81,10 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
       for (int j = 0; j < T; ++j) {
         for (int c = 0; c < kChains; ++c) plo[j][c] = phi[j][c] = _mm512_setzero_si512();
       }
-      const __m512i h = L::kFive ? _mm512_loadu_si512(sub) : _mm512_setzero_si512();
+      const __m512i h = L::kFive ? load_in_register(sub) : _mm512_setzero_si512();
       // Group grp's codes meet the tokens' activation bytes of its columns.
       const auto group = [&]<int grp>() {
-        const __m512i v = _mm512_loadu_si512(qs + kGroupBytes * grp);
+        const __m512i v = load_in_register(qs + kGroupBytes * grp);
         __m512i vl, vh;
         if constexpr (L::kFive) {
           five_bit_codes<grp>(v, h, low, vl, vh);
