@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of bench/targets_chart.py (what it draws for given rounds) and bench/targets_round.py
-(its table of targets: every one judged by the figure its kind is judged by)."""
+"""Tests of the bench/ scripts: targets_chart.py (what it draws for given rounds),
+targets_round.py (a round end to end against a stand-in binary; its table of targets) and
+folded_loads.py (which functions read one memory operand twice)."""
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ ROOT = os.environ.get("COHORT_SOURCE_DIR",
                       os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
+import folded_loads  # noqa: E402
 import targets_chart  # noqa: E402
 import targets_round  # noqa: E402
 
@@ -158,6 +160,27 @@ class RoundTest(unittest.TestCase):
                                  text=True)
             self.assertNotEqual(run.returncode, 0)
             self.assertIn("failed", run.stderr)
+
+
+class FoldedLoadsTest(unittest.TestCase):
+    def test_counts_second_reads_of_one_operand_per_function(self):
+        text = "\n".join([
+            "0000000000000010 <tile_a>:",
+            "  10:\tvpandd 0x40(%rdx),%zmm1,%zmm2",
+            "  16:\tvpsrlw $0x4,0x40(%rdx),%zmm3",  # the same line again: one repeat
+            "  1c:\tvpandd 0x40(%rdx),%zmm1,%zmm4",  # and again: two
+            "  22:\tvpdpbusd 0x4(%rax){1to16},%zmm2,%zmm5",  # a broadcast: left out
+            "  28:\tvpshufb 0x0(%rip),%zmm2,%zmm6",
+            "  2e:\tvpshufb 0x0(%rip),%zmm3,%zmm7",  # a constant: left out
+            "  34:\tvmovdqu32 0x80(%rdx),%zmm8",
+            "",
+            "0000000000000040 <tile_b>:",
+            "  40:\tvpandd (%rsi),%zmm1,%zmm2",
+            "  46:\tvpandd 0x40(%rsi),%zmm1,%zmm3",
+        ])
+        found = folded_loads.repeats(text)
+        self.assertEqual(found["tile_a"], (2, 7))
+        self.assertEqual(found["tile_b"], (0, 2))
 
 
 class RoundTableTest(unittest.TestCase):
