@@ -54,7 +54,7 @@ struct TileTokens {
 
 // Q6_K's, Q3_K's and Q2_K's terms: the file's 16 sums of 16 codes, int16 pairs for madd with
 // the scales or the mins.
-using Bsums16 = SumsOf16<int16_t, 0>;
+using Bsums16 = SumsOf16<int16_t, 1>;
 
 // The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).
 using Q4Kx8 = KQuantSubBlocks<kQ4_KPanelRows, false>;

@@ -12,8 +12,8 @@
 // tokens share the codes, still shift them down). Per chunk of 32 columns a group's 6-bit codes are
 // put together once (low 4 bits from ql, top 2 from qh, by a bit select) for 16 rows; each token's
 // 4 activation bytes meet them, broadcast to every lane, in one vpdpbusd. A sub-block's sum takes
-// the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums: OffsetSums, which
-// the one-token tile's chain starts from) and then its scale by an int32 multiply. The codes'
+// the -32 of the codes (sum (q - 32) a = sum q a - 32 sum a, the file's bsums times -32: SumsOf16,
+// which the one-token tile's chain starts from) and then its scale by an int32 multiply. The codes'
 // bytes are loaded once each into registers (load_in_register: with the loads folded into each
 // use, the 64-byte loads bounded the one-token tiles, stop 48). The AVX2 tile (avx2_packed_k.cpp)
 // needs maddubs, an int16 add and a madd per group and token for 8 rows; in L2 on the Zen 4 VM it
@@ -129,7 +129,7 @@ inline void codes2_of(const uint8_t* blk, int c, int grp, __m512i& lo, __m512i& 
 // dot, or none where the mins (kMins: Q2_K) meet the file's bsums.
 struct Q6Kx16 {
   static constexpr size_t kBlockBytes = kQ6_Kx16BlockBytes;
-  using Sums = OffsetSums<5>;  // -32 x the sums: the codes' offset
+  using Sums = SumsOf16<int32_t, -32>;  // the codes' offset term
   static constexpr bool kMins = false;
   static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
@@ -143,7 +143,7 @@ struct Q6Kx16 {
 };
 struct Q3Kx16 {
   static constexpr size_t kBlockBytes = kQ3_Kx16BlockBytes;
-  using Sums = OffsetSums<2>;  // -4 x the sums
+  using Sums = SumsOf16<int32_t, -4>;  // the codes' offset term
   static constexpr bool kMins = false;
   static constexpr bool kInPlace = false;
   static __m512i scales(const uint8_t* blk, int c, int half) {
@@ -249,7 +249,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
       constexpr int c = decltype(chunk)::value;
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
-        // Q6_K, Q3_K: one chain, starting at the sub-block's offset term (OffsetSums), of its
+        // Q6_K, Q3_K: one chain, starting at the sub-block's offset term (Sums), of its
         // two groups' low and high columns' products. Q2_K: two, each group's products in place
         // (4^grp x its sum, divided exactly before the two are added).
         __m512i chain[2] = {L::kMins ? _mm512_setzero_si512() : _mm512_set1_epi32(s[2 * c + half]),
@@ -342,7 +342,7 @@ void panel_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, 
 #pragma GCC unroll 8
         for (int j = 0; j < T; ++j) {
           __m512i dot = _mm512_add_epi32(plo[j], phi[j]);
-          if constexpr (!L::kMins) {  // the offset term (OffsetSums: negative already)
+          if constexpr (!L::kMins) {  // the offset term (Sums: negative already)
             dot = _mm512_add_epi32(dot,
                                    _mm512_set1_epi32(ts[L::Sums::kPerBlock * (j * nb + b) + sb]));
           }

@@ -28,26 +28,16 @@ struct SumsOf32 {
   }
 };
 
-// The file's 16 sums of 16 codes, times 2^kShift, as V: unshifted int16 in pairs for madd, the
-// AVX2 tiles' offsets and Q2_K's mins terms.
-template <typename V, int kShift>
+// The file's 16 sums of 16 codes times kTimes, as V: unscaled int16 in pairs for madd (the AVX2
+// tiles' offsets and Q2_K's mins terms), or int32 times -32 and -4, the offset term of Q6_K's and
+// Q3_K's codes (q - 32, u - 4), which the AVX-512 tiles start each sub-block's dot from (a
+// vpdpbusd chain then needs no zero to start from, and nothing taken off at its end).
+template <typename V, int kTimes>
 struct SumsOf16 {
   using Value = V;
   static constexpr int kPerBlock = 16;
   static void make(const BlockQ8_K& a, Value* out) {
-    for (int j = 0; j < 16; ++j) out[j] = static_cast<Value>(a.bsums[j] * (1 << kShift));
-  }
-};
-
-// The file's 16 sums of 16 codes times -2^kShift, int32: the offset term of Q6_K's and Q3_K's
-// codes (-32, -4 a code: kShift 5, 2), which the AVX-512 tiles start each sub-block's dot from
-// (a vpdpbusd chain then needs no zero to start from, and nothing taken off at its end).
-template <int kShift>
-struct OffsetSums {
-  using Value = int32_t;
-  static constexpr int kPerBlock = 16;
-  static void make(const BlockQ8_K& a, Value* out) {
-    for (int j = 0; j < 16; ++j) out[j] = -a.bsums[j] * (1 << kShift);
+    for (int j = 0; j < 16; ++j) out[j] = static_cast<Value>(a.bsums[j] * kTimes);
   }
 };
 
