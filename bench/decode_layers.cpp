@@ -16,6 +16,7 @@
 //   one in N products: the same in as many equal products as layers' fork-joins;
 //   own halves in N steps: as many fork-joins, each thread reading the next piece of its own
 //           half of the buffer in each (one stream a thread through the token);
+//   own halves in N calls: the same gemm calls, each thread's all in one fork-join;
 //   plain:  the probe's read-and-sum of the same bytes in 64 MiB windows, each split over
 //           the threads (runtime/roofline.h's pass);
 //   and layers with the decode prefetch setting flipped from this CPU's default, layers with
@@ -216,8 +217,8 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
   } else {
     kt.types[static_cast<uint32_t>(ops.vec_dot_type)].from_float(x.data(), act.data(), kDim);
   }
-  auto own_streams = [&] {
-    const int64_t panels = w.one.rows / panel_rows;
+  // The whole buffer as one product's arguments, for gemm calls on pieces of it.
+  auto own_args = [&] {
     kernels::GemmArgs g;
     g.n = kDim;
     g.w = w.one.packed;
@@ -226,6 +227,11 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
     g.a_stride = act.size();
     g.y = y.data();
     g.y_stride = w.one.rows;
+    return g;
+  };
+  auto own_streams = [&] {
+    const int64_t panels = w.one.rows / panel_rows;
+    const kernels::GemmArgs g = own_args();
     for (int64_t i = 0; i < n_products; ++i) {
       pool.run([&](int ith, int nth) {
         int64_t b, e;
@@ -234,6 +240,21 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
         if (p0 < p1) ops.packed.gemm(g, p0 * panel_rows, p1 * panel_rows, 0, 1);
       });
     }
+  };
+  // The same pieces, each thread's all in one step: its gemm calls as in own_streams, none of
+  // the steps' joins between them. Against own_streams, what the joins cost; against one,
+  // what each call's fresh start (its prefetchers, the token's terms) costs.
+  auto own_calls = [&] {
+    const int64_t panels = w.one.rows / panel_rows;
+    const kernels::GemmArgs g = own_args();
+    pool.run([&](int ith, int nth) {
+      int64_t b, e;
+      ThreadPool::split(panels, ith, nth, &b, &e);
+      for (int64_t i = 0; i < n_products; ++i) {
+        const int64_t p0 = b + (e - b) * i / n_products, p1 = b + (e - b) * (i + 1) / n_products;
+        if (p0 < p1) ops.packed.gemm(g, p0 * panel_rows, p1 * panel_rows, 0, 1);
+      }
+    });
   };
   auto plain = [&] {
     const auto* f = reinterpret_cast<const float*>(w.buffer.data());
@@ -273,6 +294,7 @@ int run(DType type, int threads, int rounds, double min_plain, const kernels::Ke
       {"one", one, w.bytes},
       {"one in " + std::to_string(n_products) + " products", products, w.bytes},
       {"own halves in " + std::to_string(n_products) + " steps", own_streams, w.bytes},
+      {"own halves in " + std::to_string(n_products) + " calls", own_calls, w.bytes},
       {"layers" + flip, other_prefetch(layers), w.bytes},
       {"layers" + width, other_width(layers), w.bytes},
       {"layers" + split, other_split(layers), w.bytes},
