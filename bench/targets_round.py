@@ -6,7 +6,9 @@ the round's start (UTC), the target's name, the figure it is judged by and the g
   decode (tg): bw_frac_paired, the tokens' speed over a plain read of the same bytes made
                just after each token (`--paired`; the machine's memory moves from minute to
                minute on the hosts of stops 32-48, so a probe made before the run is no bound)
-  prompt (pp): fma_frac, over the FMA probe of the same threads
+  prompt (pp): fma_frac, over the FMA probe of the same threads (its best ~20 ms run, before
+               the tests or after them); the lines also carry fma_frac_paired, over an FMA
+               run as long as each repetition made just after it (`--paired`), printed beside
 
 The round's roofline (`cohort bench --roofline --json`) comes first, as a line of its own.
 Models are made with `cohort synth` (1B and 8B shapes of the issue) where MODELS lacks them.
@@ -38,7 +40,7 @@ SYNTH_COMMON = ["--arch", "llama", "--heads", "32", "--kv-heads", "8", "--vocab"
                 "--ctx", "2048"]
 
 DECODE = ["-p", "0", "-n", "64", "-r", "3", "--paired"]
-PROMPT = ["-p", "128", "-n", "0", "-r", "3"]
+PROMPT = ["-p", "128", "-n", "0", "-r", "3", "--paired"]
 
 # (target, model shape, weight type, bench arguments, figure, goal)
 TARGETS = [
@@ -98,8 +100,10 @@ def main():
                 line.update(common, target=target, figure=figure, goal=goal)
                 out.write(json.dumps(line) + "\n")
                 out.flush()
-                print("  %-13s %4.0f%% (goal %2.0f%%), %.1f tok/s" %
-                      (target, 100 * line.get(figure, 0), 100 * goal, line["tok_s"]),
+                paired = line.get("fma_frac_paired")
+                print("  %-13s %4.0f%% (goal %2.0f%%), %.1f tok/s%s" %
+                      (target, 100 * line.get(figure, 0), 100 * goal, line["tok_s"],
+                       ", paired FMA %.0f%%" % (100 * paired) if paired else ""),
                       file=sys.stderr, flush=True)
 
 

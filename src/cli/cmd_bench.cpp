@@ -124,6 +124,8 @@ int bench(const BenchConfig& cfg) {
     probe = std::make_unique<runtime::ReadProbe>(*probes, pool);
     options.bracket = probe.get();
   }
+  // --paired: each prompt repetition also gets an FMA run of its length right after it.
+  if (options.pair_tokens) options.pair_fma = probes;
   model::ExpertUsage usage;
   auto results = runtime::run_model_bench(*file, kt, pool, cfg.batch, options, &usage);
   if (!results.is_ok()) {
@@ -154,6 +156,7 @@ int bench(const BenchConfig& cfg) {
     for (const runtime::BenchResult& r : *results) {
       std::fputs(runtime::pool_time_text(r, test_roof).c_str(), stdout);
       std::fputs(runtime::paired_reads_text(r).c_str(), stdout);
+      std::fputs(runtime::paired_fma_text(facts, r).c_str(), stdout);
     }
   }
   if (usage.n_expert > 0) {
@@ -203,7 +206,8 @@ void add_bench_command(CLI::App& app, Runner* runner) {
   cmd->add_flag("--paired", cfg->options.pair_tokens,
                 "After each generated token, a plain read of as many bytes as it read, on the "
                 "same threads: tokens judged against reads of their own size and moment "
-                "(about doubles the tg test's time)");
+                "(about doubles the tg test's time); and after each prompt repetition, FMA "
+                "chains on every thread as long as it took (the pp test's paired FMA rate)");
   cmd->add_flag("--no-pack", cfg->no_pack,
                 "Multiply the weights in the file's layout instead of packed panels of rows");
   cmd->add_option("--isa", cfg->isa,

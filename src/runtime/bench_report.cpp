@@ -93,6 +93,16 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
     f.read_gbps_paired = median(r.pair_read_gbps);
     f.paired_tokens = static_cast<int>(tokens);
   }
+  if (reps > 0 && r.rep_fma_gflops.size() == reps) {
+    std::vector<double> fracs;
+    for (size_t i = 0; i < reps; ++i) {
+      fracs.push_back(
+          ratio(2.0 * static_cast<double>(params) * r.rep_tok_s[i] / 1e9, r.rep_fma_gflops[i]));
+    }
+    f.fma_frac_paired = median(fracs);
+    f.fma_gflops_paired = median(r.rep_fma_gflops);
+    f.paired_reps = static_cast<int>(reps);
+  }
   return f;
 }
 
@@ -153,6 +163,11 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
     line += ",\"token_s\":" + json_array(r.token_s);
     line += ",\"pair_read_gbps\":" + json_array(r.pair_read_gbps);
   }
+  if (f.paired_reps > 0) {
+    line += format(",\"fma_frac_paired\":%.4f,\"fma_gflops_paired\":%.6g", f.fma_frac_paired,
+                   f.fma_gflops_paired);
+    line += ",\"rep_fma_gflops\":" + json_array(r.rep_fma_gflops);
+  }
   if (f.steps_per_token > 0) {
     line += format(",\"steps_per_token\":%.1f,\"join_wait_frac\":%.4f,\"alone_frac\":%.4f",
                    f.steps_per_token, f.join_wait_frac, f.alone_frac);
@@ -178,6 +193,15 @@ std::string paired_reads_text(const BenchResult& r) {
       "tokens: %.1f against %.1f GB/s)\n",
       r.test.c_str(), 100 * f.bw_frac_paired, f.paired_tokens, f.token_gbps_paired,
       f.read_gbps_paired);
+}
+
+std::string paired_fma_text(const ModelFacts& m, const BenchResult& r) {
+  const BenchFigures f = bench_figures(m, r, Roofline{});
+  if (f.paired_reps == 0) return "";
+  return format(
+      "%s: prompts ran %.0f%% of the FMA rate of an FMA run as long as each just after it "
+      "(median of %d: %.0f against %.0f GFLOP/s)\n",
+      r.test.c_str(), 100 * f.fma_frac_paired, f.paired_reps, f.gflops, f.fma_gflops_paired);
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {

@@ -45,6 +45,14 @@ struct BenchFigures {
   double token_gbps_paired = 0;
   double read_gbps_paired = 0;
   int paired_tokens = 0;
+  // With BenchResult::rep_fma_gflops (a pp test with paired FMA runs; else all 0): the median
+  // over its repetitions of each one's GFLOP/s over the GFLOP/s of the FMA run as long as it
+  // made just after it, the median of those runs' GFLOP/s, and how many repetitions. A core
+  // whose clock moves from minute to minute (a shared VM) moves both sides of a pair, where
+  // fma_frac divides by the best ~20 ms run of a probe made before the tests (or after them).
+  double fma_frac_paired = 0;
+  double fma_gflops_paired = 0;
+  int paired_reps = 0;
   // From the pool's timing (BenchResult::pool_steps > 0; else all 0): fork-join steps per
   // token, and of the threads' time (wall x roof.threads) the fractions spent waiting at
   // joins for a step's slowest part, and waiting while the calling thread worked alone
@@ -68,7 +76,8 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
 // rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
 // steady_reps, and rep_read_before and rep_read_after (arrays); for a paired one
 // bw_frac_paired, token_gbps_paired, read_gbps_paired, paired_tokens, and token_s and
-// pair_read_gbps (arrays, a value per timed token); where the pool
+// pair_read_gbps (arrays, a value per timed token); for a pp test with paired FMA runs
+// fma_frac_paired, fma_gflops_paired and rep_fma_gflops (an array); where the pool
 // counted steps, steps_per_token, join_wait_frac and alone_frac.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
@@ -82,6 +91,11 @@ std::string pool_time_text(const BenchResult& r, const Roofline& roof);
 // bytes just after each (median of 192 tokens: 29.1 against 31.3 GB/s)"), or "" for a test
 // without paired reads.
 std::string paired_reads_text(const BenchResult& r);
+
+// A pp test's paired FMA figures, for people ("pp128: prompts ran 86% of the FMA rate of an FMA
+// run as long as each just after it (median of 3: 390 against 452 GFLOP/s)"), or "" for a
+// test without them. Its GFLOP/s is the test's mean (m's prompt FLOP).
+std::string paired_fma_text(const ModelFacts& m, const BenchResult& r);
 
 // A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
 // over experts (min/mean/max, the busiest three, how many got none); for scripts, one JSON

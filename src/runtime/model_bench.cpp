@@ -177,7 +177,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   const PoolTiming timing(pool);
   if (o.n_prompt > 0) {
     const std::vector<int32_t> ids = bench_tokens(o.n_prompt, n_vocab);
-    std::vector<double> tok_s;
+    std::vector<double> tok_s, fma;
     Spent spent;
     for (int rep = 0; rep <= o.reps; ++rep) {
       pool.reset_timing();
@@ -187,9 +187,11 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
       if (rep == 0) continue;
       tok_s.push_back(static_cast<double>(o.n_prompt) / dt);
       spent.add(dt, pool.timing());
+      if (o.pair_fma) fma.push_back(fma_gflops_over(*o.pair_fma, pool, dt));
     }
     out.push_back(summarize(test_name("pp", o.n_prompt, o.depth), o.n_prompt, tok_s));
     spent.into(out.back());
+    out.back().rep_fma_gflops = std::move(fma);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth, o.n_prompt);
   }

@@ -59,6 +59,10 @@ struct BenchOptions {
   // (BenchResult::token_s, pair_read_gbps). The repetition's tok/s then counts the tokens'
   // own time only. About doubles the tg test's time.
   bool pair_tokens = false;
+  // Optional: after each timed repetition of the pp test, this table's FMA chains run on every
+  // thread of the pool for as long as the repetition took (fma_gflops_over), so that each
+  // repetition has the FMA rate of its own seconds (BenchResult::rep_fma_gflops).
+  const kernels::KernelTable* pair_fma = nullptr;
 };
 
 // Positions of the untimed prompt before a tg test.
@@ -83,6 +87,9 @@ struct BenchResult {
   // of the plain read of the same bytes just after it (token_bytes each); else empty.
   std::vector<double> token_s, pair_read_gbps;
   std::vector<uint64_t> token_bytes;
+  // With BenchOptions::pair_fma, for a pp test: per repetition, the GFLOP/s of the FMA run as
+  // long as it just after it; else empty.
+  std::vector<double> rep_fma_gflops;
   // Where the pool's threads spent the timed repetitions (ThreadPool::Timing, summed over
   // them; the pool counts nothing on one thread): the repetitions' wall time, the fork-join
   // steps run, the wall time inside steps (the rest the calling thread worked alone) and the

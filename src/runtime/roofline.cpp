@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -137,8 +138,10 @@ void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
 
 }  // namespace
 
-double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
-  // Calibrate iterations to ~20 ms on one thread.
+namespace {
+
+// Iterations of kt's FMA loop that take about `seconds` on one thread.
+int64_t fma_iterations(const kernels::KernelTable& kt, double seconds) {
   float sink = 0;
   int64_t iters = 1 << 16;
   for (;;) {
@@ -146,32 +149,59 @@ double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool
     kt.fma_loop(iters, &sink);
     const double dt = now_s() - t0;
     if (dt > 0.005 || iters > (int64_t{1} << 40)) {
-      iters = static_cast<int64_t>(static_cast<double>(iters) * 0.02 / std::max(dt, 1e-9));
+      iters = static_cast<int64_t>(static_cast<double>(iters) * seconds / std::max(dt, 1e-9));
       break;
     }
     iters *= 4;
   }
-  iters = std::max<int64_t>(iters, 1);
+  volatile float keep = sink;
+  (void)keep;
+  return std::max<int64_t>(iters, 1);
+}
+
+// One run of `iters` iterations of kt's FMA loop on every thread of the pool (all) or on the
+// calling thread: its FLOP and its wall seconds.
+std::pair<double, double> fma_run(const kernels::KernelTable& kt, ThreadPool& pool, bool all,
+                                  int64_t iters) {
   std::vector<double> flops(static_cast<size_t>(pool.size()), 0.0);
   std::vector<float> sinks(static_cast<size_t>(pool.size()), 0.0f);
+  const double t0 = now_s();
+  double total = 0;
+  if (all) {
+    pool.run([&](int ith, int) { flops[ith] = kt.fma_loop(iters, &sinks[ith]); });
+    for (double f : flops) total += f;
+  } else {
+    total = kt.fma_loop(iters, &sinks[0]);
+  }
+  const double dt = now_s() - t0;
+  volatile float keep = 0;
+  for (float s : sinks) keep = keep + s;
+  return {total, dt};
+}
+
+}  // namespace
+
+double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all) {
+  const int64_t iters = fma_iterations(kt, 0.02);  // runs of ~20 ms on one thread
   double best = 0;
   const double start = now_s();
   for (int run = 0; run < kMaxFmaPasses; ++run) {
     if (run >= kMinFmaPasses && now_s() - start >= kFmaSeconds) break;
-    const double t0 = now_s();
-    double total = 0;
-    if (all) {
-      pool.run([&](int ith, int) { flops[ith] = kt.fma_loop(iters, &sinks[ith]); });
-      for (double f : flops) total += f;
-    } else {
-      total = kt.fma_loop(iters, &sinks[0]);
-    }
-    const double dt = now_s() - t0;
-    if (dt > 0) best = std::max(best, total / dt / 1e9);
+    const auto [flop, dt] = fma_run(kt, pool, all, iters);
+    if (dt > 0) best = std::max(best, flop / dt / 1e9);
   }
-  volatile float keep = sink;
-  for (float s : sinks) keep = keep + s;
   return best;
+}
+
+double fma_gflops_over(const kernels::KernelTable& kt, ThreadPool& pool, double seconds) {
+  const int64_t iters = fma_iterations(kt, 0.02);
+  double flop = 0, spent = 0;
+  do {
+    const auto [f, dt] = fma_run(kt, pool, true, iters);
+    flop += f;
+    spent += dt;
+  } while (spent < seconds);
+  return spent > 0 ? flop / spent / 1e9 : 0;
 }
 
 ReadProbe::ReadProbe(const kernels::KernelTable& kt, ThreadPool& pool, int64_t windows)

@@ -44,6 +44,14 @@ Roofline measure_roofline(const kernels::KernelTable& kt, ThreadPool& pool);
 // the two for its pp rows).
 double measure_fma_gflops(const kernels::KernelTable& kt, ThreadPool& pool, bool all);
 
+// GFLOP/s of the roofline's FMA chains on every thread of the pool run for about `seconds`
+// (runs of ~20 ms until that much time has passed): the rate over the whole span, not its
+// best run, i.e. what the cores sustained in those seconds. cohort bench --paired runs it
+// right after each prompt repetition, as long as the repetition took, to judge it against
+// the FMA rate of its own moment (a shared VM's cores run at different speeds from minute to
+// minute, and the best ~20 ms run of a probe made earlier may have caught a faster one).
+double fma_gflops_over(const kernels::KernelTable& kt, ThreadPool& pool, double seconds);
+
 // The roofline's read probe (the same buffer, windows, first touch and kt's read) kept at
 // hand, to run next to another measurement: on a host whose memory speed moves from minute
 // to minute (a shared VM), a fraction of bandwidth means something only against reads made

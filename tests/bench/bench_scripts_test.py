@@ -149,7 +149,7 @@ class RoundTest(unittest.TestCase):
             benches = [c for c in calls if c.startswith("bench -m")]
             self.assertEqual(len(benches), 4)
             self.assertIn("-t 3 -p 0 -n 64 -r 3 --paired --isa avx2 --json", benches[0])
-            self.assertIn("-t 3 -p 128 -n 0 -r 3 --isa avx2 --json", benches[1])
+            self.assertIn("-t 3 -p 128 -n 0 -r 3 --paired --isa avx2 --json", benches[1])
             self.assertEqual(len(targets_chart.load([out])), 4)  # the chart reads them
 
     def test_a_failing_bench_stops_the_round(self):
@@ -195,6 +195,7 @@ class RoundTableTest(unittest.TestCase):
                 self.assertEqual(args[args.index("-p") + 1], "0", name)
             else:
                 self.assertEqual(figure, "fma_frac", name)
+                self.assertIn("--paired", args, name)  # fma_frac_paired beside it
                 self.assertEqual(args[args.index("-n") + 1], "0", name)
             self.assertTrue(0.5 <= goal <= 1.0, name)
         goals = {t[0]: t[5] for t in targets_round.TARGETS}

@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.h"
 #include "core/thread_pool.h"
 #include "format/gguf.h"
 #include "kernels/kernels.h"
 #include "model/synth.h"
 #include "runtime/bench_report.h"
 #include "runtime/model_bench.h"
+#include "runtime/roofline.h"
 #include "support/shared_data.h"
 #include "support/temp_dir.h"
 
@@ -424,6 +426,75 @@ TEST(ModelBench, PairedGenerationReadsAfterEachToken) {
   }
   EXPECT_EQ(tg.token_bytes[0], tg.token_bytes[3]);  // each repetition from the same position
   EXPECT_NEAR(tg.rep_tok_s[0], 3.0 / rep0_s, 1e-9 * tg.rep_tok_s[0]);
+}
+
+// A pp test's paired FMA fraction is the median over its repetitions of each one's GFLOP/s
+// (2 x the prompt's parameters x its tok/s) over the FMA run just after it; absent without
+// those runs.
+TEST(BenchReport, PairedFmaFractionIsTheMedianOfEachRepetitionsOwn) {
+  BenchResult r;
+  r.test = "pp8";
+  r.rep_tok_s = {10.0, 20.0, 40.0};
+  r.tok_s = 70.0 / 3;
+  ModelFacts m;
+  m.params_per_token = 1000000000;
+  m.prompt_params_per_token = 500000000;  // 1 GFLOP a prompt token
+  Roofline roof;
+  roof.fma_gflops_n = 100.0;
+  EXPECT_EQ(bench_figures(m, r, roof).paired_reps, 0);
+  EXPECT_EQ(paired_fma_text(m, r), "");
+  EXPECT_TRUE(nlohmann::json::parse(bench_json_line(m, 2, r, roof))["fma_frac_paired"].is_null());
+  // 10, 20 and 40 GFLOP/s against FMA runs of 50, 25 and 50: 0.2, 0.8, 0.8 (median 0.8; the
+  // ratio of the medians would be 20 / 50).
+  r.rep_fma_gflops = {50.0, 25.0, 50.0};
+  const BenchFigures f = bench_figures(m, r, roof);
+  EXPECT_EQ(f.paired_reps, 3);
+  EXPECT_DOUBLE_EQ(f.fma_frac_paired, 0.8);
+  EXPECT_DOUBLE_EQ(f.fma_gflops_paired, 50.0);
+  EXPECT_NEAR(f.fma_frac, 0.7 / 3, 1e-12);  // the mean rate over the probe, as before
+  EXPECT_EQ(paired_fma_text(m, r),
+            "pp8: prompts ran 80% of the FMA rate of an FMA run as long as each just after it "
+            "(median of 3: 23 against 50 GFLOP/s)\n");
+  const auto j = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_DOUBLE_EQ(j["fma_frac_paired"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(j["fma_gflops_paired"].get<double>(), 50.0);
+  EXPECT_EQ(j["rep_fma_gflops"].size(), 3u);
+}
+
+// The FMA rate over a span runs for at least that span, on one thread or several. (Not how it
+// compares between them: ctest runs two tests at once on a 2-core CI machine.)
+TEST(Roofline, FmaOverASpanRunsAtLeastThatLong) {
+  for (const int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    const double t0 = now_s();
+    EXPECT_GT(fma_gflops_over(kernels::best(), pool, 0.05), 0.0) << threads;
+    EXPECT_GE(now_s() - t0, 0.05) << threads;
+  }
+}
+
+// With pair_fma every timed repetition of the pp test gets the FMA rate of a run as long as it,
+// made just after it; the tg test gets none, and without pair_fma the pp test neither.
+TEST(ModelBench, PairedPromptsRunFmaAfterEachRepetition) {
+  COHORT_SKIP_WITHOUT_SHARED_DATA();
+  auto file = format::GgufFile::open(kModel);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  ThreadPool pool(2);
+  BenchOptions o;
+  o.n_prompt = 8;
+  o.n_gen = 2;
+  o.reps = 2;
+  auto plain = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_TRUE((*plain)[0].rep_fma_gflops.empty());
+  o.pair_fma = &kernels::best();
+  auto results = run_model_bench(*file, kernels::best(), pool, 4, o);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  ASSERT_EQ(results->size(), 2u);
+  const BenchResult& pp = (*results)[0];
+  ASSERT_EQ(pp.rep_fma_gflops.size(), 2u);
+  for (double g : pp.rep_fma_gflops) EXPECT_GT(g, 0.0);
+  EXPECT_TRUE((*results)[1].rep_fma_gflops.empty());
 }
 
 // The expert-usage table names a layer no token was routed to (a dense layer) as such,
