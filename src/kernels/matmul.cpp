@@ -216,13 +216,6 @@ constexpr size_t kChunkBytes = 64 << 10;
 // token: 1B's down projection joined four times a layer, 8B's products 13 times a layer.
 constexpr int64_t kMaxDecodeSlices = 16;
 
-// How many of a product's `slices` column slices one fork-join takes: all of a one-token
-// product's (up to kMaxDecodeSlices), one of a prompt's (each thread's calls on a slice then
-// share their per-call work: the tokens' terms, a prompt layout of their own).
-int64_t slices_per_step(int64_t slices, int64_t n_tokens) {
-  return n_tokens == 1 && slices <= kMaxDecodeSlices ? slices : 1;
-}
-
 // Runs the segments as one fork-join: their panels in one list, each thread a contiguous
 // share of it (so of the weights, which pack in order), every token. With split_stealing()
 // the list is cut into chunks of whole panels, taken in runs, and a thread done with its share
@@ -285,9 +278,11 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   // One layout serves every output (one type and width); a gemm without a use for it
   // (unpacked) ignores it.
   const float* layout = prompt_layout(k, pool, w0, act, n_tokens, workspace);
-  // Matrices in column slices: slices_per_step of them a fork-join over every output's panels.
+  // Matrices in column slices: one token's every slice in one fork-join (run_segments), a
+  // prompt's one fork-join per slice over every output's panels of it (each thread's calls on
+  // a slice then share their per-call work: the tokens' terms, a prompt layout of their own).
   const int64_t slices = slices_of(w0);
-  const int64_t together = slices_per_step(slices, n_tokens);
+  const int64_t together = n_tokens == 1 && slices <= kMaxDecodeSlices ? slices : 1;
   for (int64_t slice = 0; slice < slices; slice += together) {
     Segment segs[kMaxDecodeSlices * kMaxSharedOutputs];
     int64_t units = 0;
@@ -320,10 +315,10 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
       segment_of(k, w, act_base, version, y, 0,
                  prompt_layout(k, pool, w, act_base, n_tokens, workspace), n_tokens);
   if (seg.gemm != nullptr) {
-    // A sliced matrix: slices_per_step of its slices a fork-join, each adding to the sums the
-    // slices before it left.
+    // A sliced matrix: one token's every slice in one fork-join (run_segments); a prompt's one
+    // fork-join per slice, each adding to the last one's sums.
     const int64_t slices = slices_of(w);
-    const int64_t together = slices_per_step(slices, n_tokens);
+    const int64_t together = n_tokens == 1 && slices <= kMaxDecodeSlices ? slices : 1;
     for (int64_t s = 0; s < slices; s += together) {
       Segment parts[kMaxDecodeSlices];
       for (int64_t part = 0; part < together; ++part) {
