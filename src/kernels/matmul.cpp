@@ -210,39 +210,26 @@ Segment segment_of(const KernelTable& k, const WeightMatrix& w, const uint8_t* a
 // compare-exchange serve a run.
 constexpr size_t kChunkBytes = 64 << 10;
 
-// The most column slices of a one-token product run in one fork-join (run_segments): 16 x 2048
-// columns, wider than any matrix of the models cohort reads (8B's 14336-column down projection
-// is 7 slices); a wider one keeps a fork-join a slice. Each slice's join was a step of every
-// token: 1B's down projection joined four times a layer, 8B's products 13 times a layer.
-constexpr int64_t kMaxDecodeSlices = 16;
-
 // Runs the segments as one fork-join: their panels in one list, each thread a contiguous
 // share of it (so of the weights, which pack in order), every token. With split_stealing()
 // the list is cut into chunks of whole panels, taken in runs, and a thread done with its share
-// takes the back half of another's (ThreadPool::run_stealing_runs). With slices > 1, segs
-// holds each output's column slices (segs[s * n_segs + i]: output i's slice s, its panels
-// those of slice 0): whichever thread takes a run of panels runs every slice of them in order,
-// so each row's sum takes its slices in the order a fork-join per slice would, and gets the
-// same bits.
-void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t slices,
-                  int64_t n_tokens, int64_t units) {
+// takes the back half of another's (ThreadPool::run_stealing_runs).
+void run_segments(ThreadPool& pool, const Segment* segs, size_t n_segs, int64_t n_tokens,
+                  int64_t units) {
   const int64_t total = segs[n_segs - 1].first_panel + segs[n_segs - 1].panels;
   auto run_panels = [&](int64_t p0, int64_t p1) {
-    for (int64_t slice = 0; slice < slices; ++slice) {
-      for (size_t i = 0; i < n_segs; ++i) {
-        const Segment& s = segs[static_cast<size_t>(slice) * n_segs + i];
-        const int64_t b = std::max(p0, s.first_panel) - s.first_panel;
-        const int64_t e = std::min(p1, s.first_panel + s.panels) - s.first_panel;
-        if (b < e) s.gemm(s.g, b * s.panel_rows, std::min(e * s.panel_rows, s.rows), 0, n_tokens);
-      }
+    for (size_t i = 0; i < n_segs; ++i) {
+      const Segment& s = segs[i];
+      const int64_t b = std::max(p0, s.first_panel) - s.first_panel;
+      const int64_t e = std::min(p1, s.first_panel + s.panels) - s.first_panel;
+      if (b < e) s.gemm(s.g, b * s.panel_rows, std::min(e * s.panel_rows, s.rows), 0, n_tokens);
     }
   };
   if (split_stealing() && pool.size() > 1 && units >= ThreadPool::kMinParallelUnits) {
     // At least 4 chunks a thread, so that a small matrix still spreads over every thread;
     // an even count of panels where a panel is small, so that a chunk is whole panel pairs
     // (decode_in_pairs).
-    const size_t panel_bytes = segs[0].g.w_stride * static_cast<size_t>(slices);
-    int64_t per = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / panel_bytes));
+    int64_t per = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / segs[0].g.w_stride));
     per = std::min(per, std::max<int64_t>(1, total / (4 * pool.size())));
     if (per > 1) per -= per % 2;
     const int64_t chunks = (total + per - 1) / per;
@@ -278,25 +265,18 @@ void matmul_shared_input(const KernelTable& k, ThreadPool& pool, std::span<const
   // One layout serves every output (one type and width); a gemm without a use for it
   // (unpacked) ignores it.
   const float* layout = prompt_layout(k, pool, w0, act, n_tokens, workspace);
-  // Matrices in column slices: one token's every slice in one fork-join (run_segments), a
-  // prompt's one fork-join per slice over every output's panels of it (each thread's calls on
-  // a slice then share their per-call work: the tokens' terms, a prompt layout of their own).
+  // Matrices in column slices: one fork-join per slice over every output's panels of it.
   const int64_t slices = slices_of(w0);
-  const int64_t together = n_tokens == 1 && slices <= kMaxDecodeSlices ? slices : 1;
-  for (int64_t slice = 0; slice < slices; slice += together) {
-    Segment segs[kMaxDecodeSlices * kMaxSharedOutputs];
-    int64_t units = 0;
-    for (int64_t part = 0; part < together; ++part) {
-      int64_t panels = 0;
-      for (size_t i = 0; i < outs.size(); ++i) {
-        Segment& seg = segs[static_cast<size_t>(part) * outs.size() + i];
-        seg = segment_of(k, *outs[i].w, act, version, outs[i].y, slice + part, layout, n_tokens);
-        seg.first_panel = panels;
-        panels += seg.panels;
-        units += outs[i].w->rows * w0.cols / slices * n_tokens;
-      }
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    Segment segs[kMaxSharedOutputs];
+    int64_t panels = 0, units = 0;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      segs[i] = segment_of(k, *outs[i].w, act, version, outs[i].y, slice, layout, n_tokens);
+      segs[i].first_panel = panels;
+      panels += segs[i].panels;
+      units += outs[i].w->rows * w0.cols / slices * n_tokens;
     }
-    run_segments(pool, segs, outs.size(), together, n_tokens, units);
+    run_segments(pool, segs, outs.size(), n_tokens, units);
   }
 }
 
@@ -315,17 +295,11 @@ void matmul(const KernelTable& k, ThreadPool& pool, const WeightMatrix& w, const
       segment_of(k, w, act_base, version, y, 0,
                  prompt_layout(k, pool, w, act_base, n_tokens, workspace), n_tokens);
   if (seg.gemm != nullptr) {
-    // A sliced matrix: one token's every slice in one fork-join (run_segments); a prompt's one
-    // fork-join per slice, each adding to the last one's sums.
+    // A sliced matrix: one fork-join per slice, each adding to the last one's sums.
     const int64_t slices = slices_of(w);
-    const int64_t together = n_tokens == 1 && slices <= kMaxDecodeSlices ? slices : 1;
-    for (int64_t s = 0; s < slices; s += together) {
-      Segment parts[kMaxDecodeSlices];
-      for (int64_t part = 0; part < together; ++part) {
-        parts[part] = s + part == 0 ? seg : segment_of(k, w, act_base, version, y, s + part);
-      }
-      run_segments(pool, parts, 1, together, n_tokens,
-                   w.rows * w.cols / slices * together * n_tokens);
+    for (int64_t s = 0; s < slices; ++s) {
+      const Segment part = s == 0 ? seg : segment_of(k, w, act_base, version, y, s);
+      run_segments(pool, &part, 1, n_tokens, w.rows * w.cols / slices * n_tokens);
     }
     return;
   }
