@@ -136,10 +136,6 @@ void touch_windows(ThreadPool& pool, float* x, int64_t floats) {
   });
 }
 
-}  // namespace
-
-namespace {
-
 // Iterations of kt's FMA loop that take about `seconds` on one thread.
 int64_t fma_iterations(const kernels::KernelTable& kt, double seconds) {
   float sink = 0;
