@@ -10,7 +10,9 @@
 //   silu_mul  rel 1e-5, abs 1e-6
 //   attention abs 2e-5 * max|v| against the reference; the reference against double
 //             precision abs 1e-5 * max|v|. For a Q8_0 cache both sides read the same
-//             decoded values (scale x int8, exact in float), so the tolerances are the same.
+//             decoded values (scale x int8, exact in float; the SIMD walks' blocked keys
+//             multiply a 32-dim group's sum by the scale instead: another rounding order,
+//             as any other order of the adds), so the tolerances are the same.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -9,14 +9,21 @@
 
 #include <cstdint>
 
+#include "kernels/kernels.h"
+
 namespace cohort::kernels {
 namespace {
 
-// The cache element types: a template parameter, so that each gets its own loops.
-enum class Kv { kF32, kF16, kQ8 };
+// The cache element types: a template parameter, so that each gets its own loops. kQ8Floats
+// is no cache's type: a block of Q8_0 keys that the walk staged for a prompt's several quads,
+// in the blocked Q8_0 layout (kernels.h q8_key_scale_offset) with each f16 scale and each int8
+// a float (kQ8FloatsGroupFloats a 32-dim group), so that scoring it gives the bits scoring the
+// block in place gives.
+enum class Kv { kF32, kF16, kQ8, kQ8Floats };
 
 constexpr int64_t kQ8Block = 32;       // values per Q8_0 block
 constexpr int64_t kQ8BlockBytes = 34;  // f16 scale + 32 int8
+constexpr int64_t kQ8FloatsGroupFloats = kKeyBlock * (1 + kQ8Block);
 
 // Bytes of n consecutive cache elements (for kQ8 n is a multiple of 32).
 template <Kv kKind>

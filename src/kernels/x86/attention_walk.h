@@ -20,9 +20,10 @@
 //
 // Blocked keys (kernels.h AttentionArgs::keys_blocked, the model's caches): every quad reads
 // the tile's key blocks in place (L::block_scores: lanes hold positions, one FMA chain a score
-// over the head dim, no sums across lanes), the queries as they are; with several quads (a
-// prompt's rows) F16 and Q8_0 blocks are converted to floats once per tile first
-// (L::load_q8_key: dim d of a vector of positions of a Q8_0 block, as floats).
+// over the head dim, no sums across lanes; Q8_0 keys one chain a 32-dim group, times the
+// group's scale), the queries as they are; with several quads (a prompt's rows) F16 and Q8_0
+// blocks are converted to floats once per tile first (F16 to the F32 layout, Q8_0 to
+// Kv::kQ8Floats: its scales and int8 as floats, scored as the block in place is).
 //
 // Exactness: L::quad_scores adds a (head, position) score's products in an order fixed by
 // the head dim alone, whatever the other heads of its quad, its slot there and whether the
@@ -37,8 +38,7 @@
 //   zero, set1, load (aligned), loadu, store, storeu, add, sub, mul, max, fmadd(a, b, c) =
 //   a * b + c, exp, reduce_max, reduce_add;
 //   load_kv<kKind, C>(row, d, V out[C]): values d .. d + C * kLanes of a cache row as floats;
-//   load_q8_key(kblk, d, j): dim d of positions j .. j + kLanes of a block of Q8_0 keys, as
-//   floats (each the position's scale times its int8);
+//   i8_to_ps(p), f16_to_ps(p): kLanes int8 or f16 at p as floats;
 //   block_scores<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask): the scores of NQ heads
 //   against positions [0, cnt) of a key block;
 //   quad_scores<kKind>(q, keys, key_stride, hd, cnt8, scale, n, s, s_stride, ask): s[i *
@@ -257,7 +257,8 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
   const int64_t tile = kBlocked ? kKeyBlock : std::min(kWalkMaxTile, kWalkKBufFloats / hd) / w * w;
   const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
   const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
-  alignas(64) float kbuf[kWalkKBufFloats];
+  // A tile's keys as floats; blocked Q8_0 keys take a float a scale too (kQ8Floats).
+  alignas(64) float kbuf[kWalkKBufFloats + kWalkKBufFloats / kQ8Block * 2];
   // Q8_0 values staged as floats for a tile's several quads (below); one float elsewhere.
   constexpr bool kStageValues = kKind == Kv::kQ8;
   alignas(64) float vbuf[kStageValues ? kWalkKBufFloats : 1];
@@ -347,9 +348,12 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
           kBlocked && kKind != Kv::kF32 && qe - qi > 1 && kKeyBlock * hd <= kWalkKBufFloats;
       if (blocks_staged) {
         if constexpr (kKind == Kv::kQ8) {
-          for (int64_t d = 0; d < hd; ++d) {
-            for (int64_t j = 0; j < kKeyBlock; j += w) {
-              L::store(kbuf + d * kKeyBlock + j, L::load_q8_key(k_tile, d, j));
+          for (int64_t g = 0; g < hd / kQ8Block; ++g) {
+            const char* src = k_tile + g * kQ8KeyGroupBytes;
+            float* dst = kbuf + g * kQ8FloatsGroupFloats;
+            for (int64_t j = 0; j < kKeyBlock; j += w) L::store(dst + j, L::f16_to_ps(src + 2 * j));
+            for (int64_t i = 0; i < kQ8Block * kKeyBlock; i += w) {
+              L::store(dst + kKeyBlock + i, L::i8_to_ps(src + 2 * kKeyBlock + i));
             }
           }
         } else {
@@ -381,8 +385,9 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
           // The first quad of the KV head asks for the rows ahead.
           const TileAsk& quad_ask = k == qi ? ask : TileAsk{};
           if (blocks_staged) {
-            quad_block_scores<L, Kv::kF32>(qd.q, reinterpret_cast<const char*>(kbuf), hd, cnt,
-                                           a.scale, qd.n, sq, tile, quad_ask);
+            constexpr Kv kStaged = kKind == Kv::kQ8 ? Kv::kQ8Floats : Kv::kF32;
+            quad_block_scores<L, kStaged>(qd.q, reinterpret_cast<const char*>(kbuf), hd, cnt,
+                                          a.scale, qd.n, sq, tile, quad_ask);
           } else {
             quad_block_scores<L, kKind>(qd.q, k_tile, hd, cnt, a.scale, qd.n, sq, tile, quad_ask);
           }

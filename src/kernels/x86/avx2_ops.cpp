@@ -5,10 +5,10 @@
 // single-pass walk over 8-lane vectors: this file brings the 8-lane operations and how a
 // quad's scores are formed (head_scores8: each head on its own over keys staged as floats).
 // Other head dims take a simpler two-pass path through scratch with scalar tails. A Q8_0
-// cache is decoded to floats (its scale times its int8 widened) rather than multiplied as
-// int8 with a quantized q: the scores and the weighted sum then keep float precision, and
-// at long contexts the kernel waits on memory, where Q8_0 already reads about half the
-// bytes of F16.
+// cache is read as floats (its int8 widened and converted) rather than multiplied as int8
+// with a quantized q: the scores and the weighted sum then keep float precision. Its values
+// are each scaled (the scale times the int8), its blocked keys a 32-dim group's sum at a time
+// (block_scores8_q8).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -196,51 +196,11 @@ inline void head_scores8(const float* q, const char* keys, int64_t key_stride, i
   }
 }
 
-// Dim d of positions j .. j + 7 of a block of Q8_0 keys (kernels.h q8_key_value_offset): each
-// the position's scale times its int8, the float the reference multiplies.
-inline __m256 q8_key8(const char* kblk, int64_t d, int64_t j) {
-  const char* group = kblk + d / kQ8Block * kQ8KeyGroupBytes;
-  const __m256 scales =
-      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j)));
-  return _mm256_mul_ps(scales, i8x8_to_ps(group + 2 * kKeyBlock + d % kQ8Block * kKeyBlock + j));
-}
-
-// Positions j0 .. j0 + 15 of a key block, one dim at a time as two vectors of floats. Blocked
-// Q8_0 keys are read a 32-dim group at a time (kDims), the group's scales loaded once by
-// start(): each value the scale times its int8, q8_key8's float; other kinds in one run.
-template <Kv kKind>
-struct BlockKeys8 {
-  static constexpr int64_t kDims = kKind == Kv::kQ8 ? kQ8Block : kMaxHeadDim;
-  const char* kblk;
-  int64_t j0;
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-  const char* ints = nullptr;
-  void start(int64_t g0) {
-    if constexpr (kKind == Kv::kQ8) {
-      const char* group = kblk + g0 / kQ8Block * kQ8KeyGroupBytes;
-      s0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j0)));
-      s1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j0 + 16)));
-      ints = group + 2 * kKeyBlock + j0;
-    }
-  }
-  void load(int64_t d, __m256& k0, __m256& k1) const {
-    if constexpr (kKind == Kv::kQ8) {
-      const char* row = ints + d % kQ8Block * kKeyBlock;
-      k0 = _mm256_mul_ps(s0, i8x8_to_ps(row));
-      k1 = _mm256_mul_ps(s1, i8x8_to_ps(row + 8));
-    } else {
-      k0 = load_kv8<kKind>(kblk, kKeyBlock * d + j0);
-      k1 = load_kv8<kKind>(kblk, kKeyBlock * d + j0 + 8);
-    }
-  }
-};
-
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
 // are, hd floats apart) against positions [0, cnt) of the key block at kblk (a tile, cnt <=
 // kKeyBlock), 16 positions (two vectors) a pass: s[i * s_stride + p] = scale * q_i . k_p for p
-// up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1 (for Q8_0 keys the
-// same bits as the block dequantized to floats first: the walk's staged blocks); asks for the
-// rows ahead, one position a dim.
+// up to cnt rounded up to 16. One FMA chain a score over d = 0 .. hd - 1; asks for the rows
+// ahead, one position a dim.
 template <Kv kKind, int NQ>
 inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                           float* s, int64_t s_stride, const TileAsk& ask) {
@@ -250,19 +210,15 @@ inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t 
     __m256 acc[NQ][2];
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    BlockKeys8<kKind> keys{kblk, j0};
-    for (int64_t g0 = 0; g0 < hd; g0 += BlockKeys8<kKind>::kDims) {
-      keys.start(g0);
-      for (int64_t d = g0; d < std::min(hd, g0 + BlockKeys8<kKind>::kDims); ++d) {
-        if (d < n_ask) ask.rows(j0 + d);
-        __m256 k0, k1;
-        keys.load(d, k0, k1);
+    for (int64_t d = 0; d < hd; ++d) {
+      if (d < n_ask) ask.rows(j0 + d);
+      const __m256 k0 = load_kv8<kKind>(kblk, kKeyBlock * d + j0);
+      const __m256 k1 = load_kv8<kKind>(kblk, kKeyBlock * d + j0 + 8);
 #pragma GCC unroll 4
-        for (int i = 0; i < NQ; ++i) {
-          const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
-          acc[i][0] = _mm256_fmadd_ps(qb, k0, acc[i][0]);
-          acc[i][1] = _mm256_fmadd_ps(qb, k1, acc[i][1]);
-        }
+      for (int i = 0; i < NQ; ++i) {
+        const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
+        acc[i][0] = _mm256_fmadd_ps(qb, k0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(qb, k1, acc[i][1]);
       }
     }
     for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
@@ -270,6 +226,81 @@ inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t 
     for (int i = 0; i < NQ; ++i) {
       _mm256_store_ps(s + i * s_stride + j0, _mm256_mul_ps(acc[i][0], vscale));
       _mm256_store_ps(s + i * s_stride + j0 + 8, _mm256_mul_ps(acc[i][1], vscale));
+    }
+  }
+}
+
+// 8 positions' values from a 32-dim group of Q8_0 keys (kQ8: kernels.h q8_key_value_offset,
+// 2-byte scales then 1-byte values) or of such a block staged as floats (kQ8Floats:
+// attention_cache.h, 4 bytes each); at is the index of the first of them in the group, in
+// elements of the scales' size.
+template <Kv kKind>
+inline __m256 q8_group_load8(const char* group, int64_t at) {
+  if constexpr (kKind == Kv::kQ8) {
+    return i8x8_to_ps(group + kKeyBlock + at);
+  } else {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(group) + at);
+  }
+}
+
+// The scales of positions j .. j + 7 of a group, as floats.
+template <Kv kKind>
+inline __m256 q8_group_scales8(const char* group, int64_t j) {
+  if constexpr (kKind == Kv::kQ8) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 * j)));
+  } else {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(group) + j);
+  }
+}
+
+// block_scores8 for Q8_0 keys (kQ8, or kQ8Floats: the same bits). A score is q . k over the
+// 32-dim groups g in order, sum_g s_g (q_g . k_g): each group's int8 times the queries in
+// their own FMA chain, then that chain times the position's scale added to the score so far
+// (kept in s between groups). Multiplying each value by its scale first (the reference's
+// order, and this kernel's before stop 50) took a multiply a vector of values.
+template <Kv kKind, int NQ>
+inline void block_scores8_q8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
+                             float* s, int64_t s_stride, const TileAsk& ask) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  const int64_t group_bytes = kKind == Kv::kQ8 ? kQ8KeyGroupBytes : kQ8FloatsGroupFloats * 4;
+  for (int64_t j0 = 0; j0 < cnt; j0 += 16) {
+    const int64_t n_ask = std::min<int64_t>(16, cnt - j0);
+    for (int64_t g0 = 0; g0 < hd; g0 += kQ8Block) {
+      const char* group = kblk + g0 / kQ8Block * group_bytes;
+      __m256 part[NQ][2];
+#pragma GCC unroll 4
+      for (int i = 0; i < NQ; ++i) part[i][0] = part[i][1] = _mm256_setzero_ps();
+      for (int64_t d = g0; d < g0 + kQ8Block; ++d) {
+        if (d < n_ask) ask.rows(j0 + d);
+        const int64_t at = kKeyBlock + d % kQ8Block * kKeyBlock + j0;
+        const __m256 k0 = q8_group_load8<kKind>(group, at);
+        const __m256 k1 = q8_group_load8<kKind>(group, at + 8);
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; ++i) {
+          const __m256 qb = _mm256_set1_ps(q[i * hd + d]);
+          part[i][0] = _mm256_fmadd_ps(qb, k0, part[i][0]);
+          part[i][1] = _mm256_fmadd_ps(qb, k1, part[i][1]);
+        }
+      }
+#pragma GCC unroll 2
+      for (int b = 0; b < 2; ++b) {
+        const __m256 sc = q8_group_scales8<kKind>(group, j0 + 8 * b);
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; ++i) {
+          float* at = s + i * s_stride + j0 + 8 * b;
+          _mm256_store_ps(at, g0 == 0 ? _mm256_mul_ps(sc, part[i][b])
+                                      : _mm256_fmadd_ps(sc, part[i][b], _mm256_load_ps(at)));
+        }
+      }
+    }
+    for (int64_t u = hd; u < n_ask; ++u) ask.rows(j0 + u);
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 2
+      for (int b = 0; b < 2; ++b) {
+        float* at = s + i * s_stride + j0 + 8 * b;
+        _mm256_store_ps(at, _mm256_mul_ps(_mm256_load_ps(at), vscale));
+      }
     }
   }
 }
@@ -316,9 +347,16 @@ struct Lanes8 {
   template <Kv kKind, int NQ>
   static void block_scores(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                            float* s, int64_t s_stride, const TileAsk& ask) {
-    block_scores8<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+    if constexpr (kKind == Kv::kQ8 || kKind == Kv::kQ8Floats) {
+      block_scores8_q8<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+    } else {
+      block_scores8<kKind, NQ>(q, kblk, hd, cnt, scale, s, s_stride, ask);
+    }
   }
-  static V load_q8_key(const char* kblk, int64_t d, int64_t j) { return q8_key8(kblk, d, j); }
+  static V i8_to_ps(const char* p) { return i8x8_to_ps(p); }
+  static V f16_to_ps(const char* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
 };
 
 // One value of a float or half cache row (the generic path's tails; a Q8_0 row has none).

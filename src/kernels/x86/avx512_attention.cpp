@@ -16,8 +16,10 @@
 // runs): 24.6-29.4 GB/s with the cache in L2 (512 positions) and 14.4-21.0 from memory (16384
 // positions x 4 layers), against 15.9-18.2 and 12.5-13.1 for this file's first form (a
 // broadcast of 4 staged key values per FMA, 8 positions at a time). A Q8_0 cache gains less:
-// each 16 values of it take a widen, a convert and a scale multiply, in the keys and again in
-// the weighted sum.
+// each 16 values of it take a widen and a convert, and in the weighted sum a scale multiply.
+// Its blocked keys' scales multiply a 32-dim group's part of a score rather than each value
+// (block_pass16_q8, stop 50: attention_model_q8_0 from memory 13.7 -> 17.3 GB/s a thread,
+// docs/PERFORMANCE.md).
 //
 // Blocked keys (kernels.h AttentionArgs::keys_blocked: the model's F16 and F32 caches since
 // stop 37, Q8_0 since stop 42) take block_scores16 instead: a block's 64 positions in 4
@@ -206,42 +208,39 @@ inline void quad_scores16(const float* qr, const char* keys, int64_t key_stride,
   }
 }
 
-// Dim d of positions j .. j + 15 of a block of Q8_0 keys (kernels.h q8_key_value_offset):
-// each the position's scale times its int8, the float the reference multiplies.
-inline __m512 q8_key16(const char* kblk, int64_t d, int64_t j) {
-  const char* group = kblk + d / kQ8Block * kQ8KeyGroupBytes;
-  const __m512 scales =
-      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 2 * j)));
-  return _mm512_mul_ps(scales, i8x16_to_ps(group + 2 * kKeyBlock + d % kQ8Block * kKeyBlock + j));
+// The first 16 NB positions of a key block of F16 or F32 keys, one dim at a time as NB vectors
+// of floats.
+template <Kv kKind, int NB>
+inline void load_block_dim16(const char* kblk, int64_t d, __m512 k[NB]) {
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) k[b] = load16<kKind>(kblk, kKeyBlock * d + 16 * b);
 }
 
-// The first 16 NB positions of a key block, one dim at a time as NB vectors of floats.
-// Blocked Q8_0 keys are read a 32-dim group at a time (kDims), the group's scales loaded once
-// by start(): each value the scale times its int8, q8_key16's float; other kinds in one run.
+// The first 16 NB positions of a block of Q8_0 keys (kQ8: kernels.h q8_key_value_offset) or of
+// such a block staged as floats (kQ8Floats: attention_cache.h), a 32-dim group at a time:
+// scale(b) the positions' scales of vector b as floats, load(d) dim d's int8 as floats (exact).
 template <Kv kKind, int NB>
-struct BlockKeys16 {
-  static constexpr int64_t kDims = kKind == Kv::kQ8 ? kQ8Block : kMaxHeadDim;
-  const char* kblk;
-  __m512 scales[NB] = {};
-  const char* ints = nullptr;
-  void start(int64_t g0) {
+struct Q8BlockGroup16 {
+  static_assert(kKind == Kv::kQ8 || kKind == Kv::kQ8Floats);
+  const char* group;  // the group's first byte
+  static const char* of(const char* kblk, int64_t g0) {
+    return kblk + g0 / kQ8Block * (kKind == Kv::kQ8 ? kQ8KeyGroupBytes : kQ8FloatsGroupFloats * 4);
+  }
+  __m512 scale(int b) const {
     if constexpr (kKind == Kv::kQ8) {
-      const char* group = kblk + g0 / kQ8Block * kQ8KeyGroupBytes;
-#pragma GCC unroll 4
-      for (int b = 0; b < NB; ++b) {
-        scales[b] =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 32 * b)));
-      }
-      ints = group + 2 * kKeyBlock;
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 32 * b)));
+    } else {
+      return _mm512_loadu_ps(reinterpret_cast<const float*>(group) + 16 * b);
     }
   }
   void load(int64_t d, __m512 k[NB]) const {
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) {
+      const int64_t at = kKeyBlock + d % kQ8Block * kKeyBlock + 16 * b;  // in scale-sized units
       if constexpr (kKind == Kv::kQ8) {
-        k[b] = _mm512_mul_ps(scales[b], i8x16_to_ps(ints + d % kQ8Block * kKeyBlock + 16 * b));
+        k[b] = i8x16_to_ps(group + kKeyBlock + at);  // 2-byte scales, then 1-byte values
       } else {
-        k[b] = load16<kKind>(kblk, kKeyBlock * d + 16 * b);
+        k[b] = _mm512_loadu_ps(reinterpret_cast<const float*>(group) + at);
       }
     }
   }
@@ -250,8 +249,7 @@ struct BlockKeys16 {
 // Blocked keys (kernels.h AttentionArgs::keys_blocked): scores of NQ heads (queries as they
 // are, hd floats apart) against the first 16 NB positions of the key block at kblk (a tile):
 // s[i * s_stride + p] = scale * q_i . k_p. Lanes hold positions, so a score is one FMA chain
-// over d = 0 .. hd - 1, the same bits whatever the heads beside it (and for Q8_0 keys the same
-// as the block dequantized to floats first: the walk's staged blocks); the block is read in
+// over d = 0 .. hd - 1, the same bits whatever the heads beside it; the block is read in
 // address order, a dim's row of positions after another. Asks for the rows ahead of
 // positions [0, cnt), one a dim.
 template <Kv kKind, int NQ, int NB>
@@ -263,19 +261,15 @@ inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t c
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
   }
-  BlockKeys16<kKind, NB> keys{kblk};
-  for (int64_t g0 = 0; g0 < hd; g0 += BlockKeys16<kKind, NB>::kDims) {
-    keys.start(g0);
-    for (int64_t d = g0; d < std::min(hd, g0 + BlockKeys16<kKind, NB>::kDims); ++d) {
-      if (d < cnt) ask.rows(d);
-      __m512 k[NB];
-      keys.load(d, k);
+  for (int64_t d = 0; d < hd; ++d) {
+    if (d < cnt) ask.rows(d);
+    __m512 k[NB];
+    load_block_dim16<kKind, NB>(kblk, d, k);
 #pragma GCC unroll 4
-      for (int i = 0; i < NQ; ++i) {
-        const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
+    for (int i = 0; i < NQ; ++i) {
+      const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
-      }
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(qb, k[b], acc[i][b]);
     }
   }
   for (int64_t u = hd; u < cnt; ++u) ask.rows(u);
@@ -288,24 +282,82 @@ inline void block_pass16(const float* q, const char* kblk, int64_t hd, int64_t c
   }
 }
 
+// block_pass16 for Q8_0 keys (kQ8, or kQ8Floats: the same bits). A score is q . k over the
+// 32-dim groups g in order, sum_g s_g (q_g . k_g): each group's int8 times the queries in
+// their own FMA chain (part), then that chain times the position's scale added to the score so
+// far (kept in s between groups, as the registers hold the chains). Multiplying each value by
+// its scale first (the reference's order, and this kernel's before stop 50) took a multiply a
+// vector of values on the FMA pipes, a fifth of the score's arithmetic with a GQA quad.
+template <Kv kKind, int NQ, int NB>
+inline void block_pass16_q8(const float* q, const char* kblk, int64_t hd, int64_t cnt,
+                            __m512 vscale, float* s, int64_t s_stride, const TileAsk& ask) {
+  for (int64_t g0 = 0; g0 < hd; g0 += kQ8Block) {
+    const Q8BlockGroup16<kKind, NB> group{Q8BlockGroup16<kKind, NB>::of(kblk, g0)};
+    __m512 part[NQ][NB];
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) part[i][b] = _mm512_setzero_ps();
+    }
+    for (int64_t d = g0; d < g0 + kQ8Block; ++d) {
+      if (d < cnt) ask.rows(d);
+      __m512 k[NB];
+      group.load(d, k);
+#pragma GCC unroll 4
+      for (int i = 0; i < NQ; ++i) {
+        const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; ++b) part[i][b] = _mm512_fmadd_ps(qb, k[b], part[i][b]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      const __m512 sc = group.scale(b);
+#pragma GCC unroll 4
+      for (int i = 0; i < NQ; ++i) {
+        float* at = s + i * s_stride + 16 * b;
+        _mm512_store_ps(at, g0 == 0 ? _mm512_mul_ps(sc, part[i][b])
+                                    : _mm512_fmadd_ps(sc, part[i][b], _mm512_load_ps(at)));
+      }
+    }
+  }
+  for (int64_t u = hd; u < cnt; ++u) ask.rows(u);
+#pragma GCC unroll 4
+  for (int i = 0; i < NQ; ++i) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      float* at = s + i * s_stride + 16 * b;
+      _mm512_store_ps(at, _mm512_mul_ps(_mm512_load_ps(at), vscale));
+    }
+  }
+}
+
 // block_pass16 over positions [0, cnt) of a block (cnt <= kKeyBlock), rounded up to vectors.
 template <Kv kKind, int NQ>
 inline void block_scores16(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                            float* s, int64_t s_stride, const TileAsk& ask) {
   static_assert(kKeyBlock == 64);
   const __m512 vscale = _mm512_set1_ps(scale);
+  constexpr bool kQ8 = kKind == Kv::kQ8 || kKind == Kv::kQ8Floats;
+  const auto pass = [&]<int NB>() {
+    if constexpr (kQ8) {
+      block_pass16_q8<kKind, NQ, NB>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+    } else {
+      block_pass16<kKind, NQ, NB>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+    }
+  };
   switch ((cnt + 15) / 16) {
     case 4:
-      block_pass16<kKind, NQ, 4>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      pass.template operator()<4>();
       break;
     case 3:
-      block_pass16<kKind, NQ, 3>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      pass.template operator()<3>();
       break;
     case 2:
-      block_pass16<kKind, NQ, 2>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      pass.template operator()<2>();
       break;
     default:
-      block_pass16<kKind, NQ, 1>(q, kblk, hd, cnt, vscale, s, s_stride, ask);
+      pass.template operator()<1>();
       break;
   }
 }
@@ -342,7 +394,10 @@ struct Lanes16 {
       for (int c = 0; c < C; ++c) out[c] = load16<kKind>(row, d + 16 * c);
     }
   }
-  static V load_q8_key(const char* kblk, int64_t d, int64_t j) { return q8_key16(kblk, d, j); }
+  static V i8_to_ps(const char* p) { return i8x16_to_ps(p); }
+  static V f16_to_ps(const char* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   template <Kv kKind>
   static void quad_scores(const float* qr, const char* keys, int64_t key_stride, int64_t hd,
                           int64_t cnt8, float scale, int64_t n, float* s, int64_t s_stride,
