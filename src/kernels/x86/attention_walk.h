@@ -257,8 +257,9 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
   const int64_t tile = kBlocked ? kKeyBlock : std::min(kWalkMaxTile, kWalkKBufFloats / hd) / w * w;
   const int64_t stride_b = kv_bytes<kKind>(a.kv_stride);
   const int64_t row_b = kv_bytes<kKind>(hd);  // one position of one KV head
-  // A tile's keys as floats; blocked Q8_0 keys take a float a scale too (kQ8Floats).
-  alignas(64) float kbuf[kWalkKBufFloats + kWalkKBufFloats / kQ8Block * 2];
+  // A tile's keys as floats; staged Q8_0 blocks (kQ8Floats, at most kWalkKBufFloats values:
+  // blocks_staged below) take a float a scale too, one a 32-dim group and position.
+  alignas(64) float kbuf[kWalkKBufFloats / kQ8Block * (kQ8Block + 1)];
   // Q8_0 values staged as floats for a tile's several quads (below); one float elsewhere.
   constexpr bool kStageValues = kKind == Kv::kQ8;
   alignas(64) float vbuf[kStageValues ? kWalkKBufFloats : 1];

@@ -230,16 +230,15 @@ inline void block_scores8(const float* q, const char* kblk, int64_t hd, int64_t 
   }
 }
 
-// 8 positions' values from a 32-dim group of Q8_0 keys (kQ8: kernels.h q8_key_value_offset,
-// 2-byte scales then 1-byte values) or of such a block staged as floats (kQ8Floats:
-// attention_cache.h, 4 bytes each); at is the index of the first of them in the group, in
-// elements of the scales' size.
+// Dim d of positions j .. j + 7 of a 32-dim group of Q8_0 keys (attention_cache.h q8_group),
+// as floats.
 template <Kv kKind>
-inline __m256 q8_group_load8(const char* group, int64_t at) {
+inline __m256 q8_group_load8(const char* group, int64_t d, int64_t j) {
+  const char* values = q8_group_values<kKind>(group, d, j);
   if constexpr (kKind == Kv::kQ8) {
-    return i8x8_to_ps(group + kKeyBlock + at);
+    return i8x8_to_ps(values);
   } else {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(group) + at);
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(values));
   }
 }
 
@@ -262,19 +261,17 @@ template <Kv kKind, int NQ>
 inline void block_scores8_q8(const float* q, const char* kblk, int64_t hd, int64_t cnt, float scale,
                              float* s, int64_t s_stride, const TileAsk& ask) {
   const __m256 vscale = _mm256_set1_ps(scale);
-  const int64_t group_bytes = kKind == Kv::kQ8 ? kQ8KeyGroupBytes : kQ8FloatsGroupFloats * 4;
   for (int64_t j0 = 0; j0 < cnt; j0 += 16) {
     const int64_t n_ask = std::min<int64_t>(16, cnt - j0);
     for (int64_t g0 = 0; g0 < hd; g0 += kQ8Block) {
-      const char* group = kblk + g0 / kQ8Block * group_bytes;
+      const char* group = q8_group<kKind>(kblk, g0);
       __m256 part[NQ][2];
 #pragma GCC unroll 4
       for (int i = 0; i < NQ; ++i) part[i][0] = part[i][1] = _mm256_setzero_ps();
       for (int64_t d = g0; d < g0 + kQ8Block; ++d) {
         if (d < n_ask) ask.rows(j0 + d);
-        const int64_t at = kKeyBlock + d % kQ8Block * kKeyBlock + j0;
-        const __m256 k0 = q8_group_load8<kKind>(group, at);
-        const __m256 k1 = q8_group_load8<kKind>(group, at + 8);
+        const __m256 k0 = q8_group_load8<kKind>(group, d, j0);
+        const __m256 k1 = q8_group_load8<kKind>(group, d, j0 + 8);
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; ++i) {
           const __m256 qb = _mm256_set1_ps(q[i * hd + d]);

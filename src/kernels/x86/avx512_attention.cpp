@@ -221,11 +221,7 @@ inline void load_block_dim16(const char* kblk, int64_t d, __m512 k[NB]) {
 // scale(b) the positions' scales of vector b as floats, load(d) dim d's int8 as floats (exact).
 template <Kv kKind, int NB>
 struct Q8BlockGroup16 {
-  static_assert(kKind == Kv::kQ8 || kKind == Kv::kQ8Floats);
-  const char* group;  // the group's first byte
-  static const char* of(const char* kblk, int64_t g0) {
-    return kblk + g0 / kQ8Block * (kKind == Kv::kQ8 ? kQ8KeyGroupBytes : kQ8FloatsGroupFloats * 4);
-  }
+  const char* group;  // q8_group
   __m512 scale(int b) const {
     if constexpr (kKind == Kv::kQ8) {
       return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 32 * b)));
@@ -236,11 +232,11 @@ struct Q8BlockGroup16 {
   void load(int64_t d, __m512 k[NB]) const {
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) {
-      const int64_t at = kKeyBlock + d % kQ8Block * kKeyBlock + 16 * b;  // in scale-sized units
+      const char* values = q8_group_values<kKind>(group, d, 16 * b);
       if constexpr (kKind == Kv::kQ8) {
-        k[b] = i8x16_to_ps(group + kKeyBlock + at);  // 2-byte scales, then 1-byte values
+        k[b] = i8x16_to_ps(values);
       } else {
-        k[b] = _mm512_loadu_ps(reinterpret_cast<const float*>(group) + at);
+        k[b] = _mm512_loadu_ps(reinterpret_cast<const float*>(values));
       }
     }
   }
@@ -292,7 +288,7 @@ template <Kv kKind, int NQ, int NB>
 inline void block_pass16_q8(const float* q, const char* kblk, int64_t hd, int64_t cnt,
                             __m512 vscale, float* s, int64_t s_stride, const TileAsk& ask) {
   for (int64_t g0 = 0; g0 < hd; g0 += kQ8Block) {
-    const Q8BlockGroup16<kKind, NB> group{Q8BlockGroup16<kKind, NB>::of(kblk, g0)};
+    const Q8BlockGroup16<kKind, NB> group{q8_group<kKind>(kblk, g0)};
     __m512 part[NQ][NB];
 #pragma GCC unroll 4
     for (int i = 0; i < NQ; ++i) {
