@@ -516,15 +516,17 @@ TEST(PackedGemm, Q8_0WeightMinus128) {
 
 // The packed F16 (and BF16) prompt path takes tokens in blocks (256) and columns in chunks (256;
 // the sums start in the first, wait in a side buffer between chunks, reach y in the last): a prompt
-// longer than a block, over three chunks of which the last is partial, with a partial last
-// panel, gives every token the bits of its one-token (decode) call and leaves y's padding alone.
+// longer than a block, over three chunks of which the last is partial, on two whole panels (the
+// AVX-512 walk takes each through all its chunks before the next, reusing the side buffer) and a
+// partial last one, gives every token the bits of its one-token (decode) call and leaves y's
+// padding alone.
 TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
   for (const KernelTable* k : tables()) {
     for (const DType t : {DType::kF16, DType::kBF16}) {
       SCOPED_TRACE(dtype_name(t));
       const TypeOps::Packed& form = ops_of(*k, t).packed;
       if (form.panel_rows == 0) continue;
-      const int64_t n = 600, rows = form.panel_rows + 5, tokens = 300;
+      const int64_t n = 600, rows = 2 * form.panel_rows + 5, tokens = 300;
       const Problem p(t, n, rows, tokens, 17, 1.0f);
       const PackedProblem pp(p, *k);
       std::vector<float> whole(p.y_size(), NAN), single(p.y_size(), NAN), want(p.y_size(), NAN);

@@ -259,20 +259,20 @@ class TileActivations {
 constexpr int kPrefetchPairsPerTile = 4;
 
 thread_local TileActivations t_acts;
-// Sums of the sub-panels between chunks, [sub-panel][token][16 rows].
+// Sums of a group's sub-panels between its chunks, [sub-panel][token][16 rows].
 thread_local GrowArray<float> t_sums;
 
 // Sub-panels [q, q + S) of a chunk of `cols` columns from k0 through every token tile: the
 // first tile converts their halves, the chunk's first (k0 == 0) starts every sum at +0.0, its
-// last stores them in y (the first r1 rows), and between chunks they wait in sums (the
-// sub-panels' from q_begin, sub_floats each). The next group's chunk is asked for meanwhile.
+// last stores them in y (the first r1 rows), and between chunks they wait in sums (sub_floats
+// a sub-panel). The chunk after it (F16NextChunk::in_group) is asked for meanwhile.
 template <class H, int S>
 void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, float* wf,
-                 float* sums, int64_t q, int64_t q_begin, int64_t q_end, int64_t k0, int64_t cols,
-                 int64_t r1, int64_t t0, int64_t sub_floats) {
+                 float* sums, int64_t q, int64_t q_end, int64_t k0, int64_t cols, int64_t r1,
+                 int64_t t0, int64_t sub_floats) {
   const bool first = k0 == 0, last = k0 + cols == g.n;
   const F16Chunk chunk{f16_sub_panel_column(g, q, k0), wf, cols};
-  F16NextChunk next(g, q + S - 1, q_begin, q_end, k0, cols, kChunkCols, S);
+  F16NextChunk next = F16NextChunk::in_group(g, q, q_end, k0, cols, kChunkCols, S);
   const int64_t r = q * kF16SubRows;
   const __mmask16 rows_last =
       last ? row_mask(r1 - r - (S - 1) * kF16SubRows) : row_mask(kF16SubRows);
@@ -284,7 +284,7 @@ void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, f
     const float* in[S];
     float* out[S];
     for (int s = 0; s < S; ++s) {
-      float* sub_sums = sums ? sums + (q + s - q_begin) * sub_floats + s0 * kF16SubRows : nullptr;
+      float* sub_sums = sums ? sums + s * sub_floats + s0 * kF16SubRows : nullptr;
       in[s] = first ? nullptr : sub_sums;
       out[s] = last ? g.y + (t0 + s0) * g.y_stride + r + s * kF16SubRows : sub_sums;
     }
@@ -295,32 +295,34 @@ void group_chunk(const GemmArgs& g, const Tiles& tiles, const float* chunk_at, f
 
 // Block tokens [t0, t1) (their rearranged activations at `at`) x sub-panels [q_begin, q_end):
 // whole panels (4 sub-panels) at a time, then one by one the sub-panels of a last panel that
-// the matrix's rows end in.
+// the matrix's rows end in; each group through all its chunks before the next. So a group's
+// sums wait between chunks in L2 (32 KiB for 128 tokens), and its weights are read in address
+// order, where walking every group through one chunk at a time (until stop 51) kept a chunk
+// of the activations in L2 but sent the sums of all the thread's rows (2 MiB for the 1B
+// gate and up products on 2 threads) out past L2 and back once per chunk. The activations
+// now come from L3 once per group: the same bytes, read in order, and no writes. Zen 5 VM,
+// 1B F16 pp128, interleaved pairs' ratio medians: 1 thread 1.095 (6 pairs), 2 threads 1.008
+// (20); the converting tile's perf samples 3.4 -> 2.3 plain tiles' (docs/PERFORMANCE.md, stop
+// 51; stop 33 had seen kernels_bench gain so and the model not).
 template <class H>
 void prompt_block(const GemmArgs& g, const float* at, int64_t q_begin, int64_t q_end, int64_t r1,
                   int64_t t0, int64_t t1) {
   const int64_t tokens = t1 - t0, sub_floats = tokens * kF16SubRows;
-  float* sums = g.n > kChunkCols
-                    ? t_sums.reserve(static_cast<size_t>((q_end - q_begin) * sub_floats))
-                    : nullptr;
+  float* sums =
+      g.n > kChunkCols ? t_sums.reserve(static_cast<size_t>(kF16SubPanels * sub_floats)) : nullptr;
   const Tiles tiles(tokens);
   alignas(64) float wf[kChunkCols * kF16SubPanels * kF16SubRows];
-  // Chunks outside, sub-panels inside: a chunk of the block's activations stays in L2 while
-  // the sub-panels pass. kChunkCols is even, so a chunk starts a column pair; q_begin starts a
-  // panel.
-  for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
-    const int64_t cols = min64(kChunkCols, g.n - k0);
-    const float* chunk_at = at + k0 * tokens;
-    int64_t q = q_begin;
-    for (; q + kF16SubPanels <= q_end; q += kF16SubPanels) {
-      group_chunk<H, kF16SubPanels>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1,
-                                    t0, sub_floats);
+  const auto group = [&]<int S>(int64_t q) {
+    // kChunkCols is even, so a chunk starts a column pair.
+    for (int64_t k0 = 0; k0 < g.n; k0 += kChunkCols) {
+      group_chunk<H, S>(g, tiles, at + k0 * tokens, wf, sums, q, q_end, k0,
+                        min64(kChunkCols, g.n - k0), r1, t0, sub_floats);
     }
-    for (; q < q_end; ++q) {
-      group_chunk<H, 1>(g, tiles, chunk_at, wf, sums, q, q_begin, q_end, k0, cols, r1, t0,
-                        sub_floats);
-    }
-  }
+  };
+  int64_t q = q_begin;  // starts a panel
+  for (; q + kF16SubPanels <= q_end; q += kF16SubPanels)
+    group.template operator()<kF16SubPanels>(q);
+  for (; q < q_end; ++q) group.template operator()<1>(q);
 }
 
 // The sub-panels holding rows [r0, r1): r0 starts a panel, sub-panels wholly past r1 (a last

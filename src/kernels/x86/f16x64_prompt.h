@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -52,6 +53,19 @@ class F16NextChunk {
     const int64_t next_cols = next_sub ? cols : rest < chunk_cols ? rest : chunk_cols;
     lines_ = (next_cols + 1) / 2;
   }
+  // The chunk after (q, k0) of `cols` columns where a prompt walks a group of `subs`
+  // sub-panels [q, q + subs) through all its chunks before the next group: the group's next
+  // chunk, else the next group's first (none from q_end on).
+  static F16NextChunk in_group(const GemmArgs& g, int64_t q, int64_t q_end, int64_t k0,
+                               int64_t cols, int64_t chunk_cols, int subs) {
+    F16NextChunk next;
+    next.subs_ = subs;
+    const int64_t k = k0 + cols < g.n ? k0 + cols : 0;
+    const int64_t nq = k == 0 ? q + subs : q;
+    next.p_ = nq < q_end ? f16_sub_panel_column(g, nq, k) : nullptr;
+    next.lines_ = nq < q_end ? (std::min(chunk_cols, g.n - k) + 1) / 2 : 0;
+    return next;
+  }
   // Asks for the next `count` column pairs' lines (fewer at the chunk's end).
   void ask(int64_t count) {
     for (const int64_t end = line_ + count < lines_ ? line_ + count : lines_; line_ < end;
@@ -64,6 +78,7 @@ class F16NextChunk {
   }
 
  private:
+  F16NextChunk() = default;
   const uint8_t* p_;
   int subs_;
   int64_t lines_;
