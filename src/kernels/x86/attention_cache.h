@@ -27,14 +27,15 @@ constexpr int64_t kQ8FloatsGroupFloats = kKeyBlock * (1 + kQ8Block);
 
 // A 32-dim group of a block of Q8_0 keys in place (kQ8: kernels.h q8_key_scale_offset) or
 // staged (kQ8Floats): q8_group is the group that holds dim d, its kKeyBlock scales first;
-// q8_group_values is dim d of positions j, j + 1, .. in it (int8 or floats).
-template <Kv kKind>
-inline const char* q8_group(const char* kblk, int64_t d) {
+// q8_group_values is dim d of positions j, j + 1, .. in it (int8 or floats). P: const char* to
+// read a block, char* to write one (the walk staging kQ8Floats).
+template <Kv kKind, class P>
+inline P q8_group(P kblk, int64_t d) {
   static_assert(kKind == Kv::kQ8 || kKind == Kv::kQ8Floats);
   return kblk + d / kQ8Block * (kKind == Kv::kQ8 ? kQ8KeyGroupBytes : kQ8FloatsGroupFloats * 4);
 }
-template <Kv kKind>
-inline const char* q8_group_values(const char* group, int64_t d, int64_t j) {
+template <Kv kKind, class P>
+inline P q8_group_values(P group, int64_t d, int64_t j) {
   constexpr int64_t kScaleBytes = kKind == Kv::kQ8 ? 2 : 4, kValueBytes = kKind == Kv::kQ8 ? 1 : 4;
   return group + kKeyBlock * kScaleBytes + (d % kQ8Block * kKeyBlock + j) * kValueBytes;
 }

@@ -349,12 +349,18 @@ void attend_heads(const AttentionArgs& a, int64_t hb, int64_t he, GrowArray<floa
           kBlocked && kKind != Kv::kF32 && qe - qi > 1 && kKeyBlock * hd <= kWalkKBufFloats;
       if (blocks_staged) {
         if constexpr (kKind == Kv::kQ8) {
-          for (int64_t g = 0; g < hd / kQ8Block; ++g) {
-            const char* src = k_tile + g * kQ8KeyGroupBytes;
-            float* dst = kbuf + g * kQ8FloatsGroupFloats;
-            for (int64_t j = 0; j < kKeyBlock; j += w) L::store(dst + j, L::f16_to_ps(src + 2 * j));
-            for (int64_t i = 0; i < kQ8Block * kKeyBlock; i += w) {
-              L::store(dst + kKeyBlock + i, L::i8_to_ps(src + 2 * kKeyBlock + i));
+          // Group by group: its kKeyBlock scales, then its dims' rows of kKeyBlock values.
+          for (int64_t d0 = 0; d0 < hd; d0 += kQ8Block) {
+            const char* src = q8_group<Kv::kQ8>(k_tile, d0);
+            char* dst = q8_group<Kv::kQ8Floats>(reinterpret_cast<char*>(kbuf), d0);
+            for (int64_t j = 0; j < kKeyBlock; j += w) {
+              L::store(reinterpret_cast<float*>(dst) + j, L::f16_to_ps(src + 2 * j));
+            }
+            for (int64_t d = d0; d < d0 + kQ8Block; ++d) {
+              for (int64_t j = 0; j < kKeyBlock; j += w) {
+                L::store(reinterpret_cast<float*>(q8_group_values<Kv::kQ8Floats>(dst, d, j)),
+                         L::i8_to_ps(q8_group_values<Kv::kQ8>(src, d, j)));
+              }
             }
           }
         } else {
