@@ -514,12 +514,12 @@ TEST(PackedGemm, Q8_0WeightMinus128) {
   }
 }
 
-// The packed F16 (and BF16) prompt path takes tokens in blocks (256) and columns in chunks (256;
-// the sums start in the first, wait in a side buffer between chunks, reach y in the last): a prompt
-// longer than a block, over three chunks of which the last is partial, on two whole panels (the
-// AVX-512 walk takes each through all its chunks before the next, reusing the side buffer) and a
-// partial last one, gives every token the bits of its one-token (decode) call and leaves y's
-// padding alone.
+// The packed F16 (and BF16) prompt path takes tokens in blocks (256) and columns in chunks (256
+// on AVX2, 128 on AVX-512; the sums start in the first, wait in a side buffer between chunks, reach
+// y in the last): a prompt longer than a block, over chunks of which the last is partial (3 of 256,
+// 5 of 128), on two whole panels (the AVX-512 walk takes each through all its chunks before the
+// next, reusing the side buffer) and a partial last one, gives every token the bits of its
+// one-token (decode) call and leaves y's padding alone.
 TEST(PackedGemm, F16LongPromptMatchesOneTokenAtATime) {
   for (const KernelTable* k : tables()) {
     for (const DType t : {DType::kF16, DType::kBF16}) {

@@ -32,20 +32,18 @@ inline const uint8_t* f16_sub_panel_column(const GemmArgs& g, int64_t q, int64_t
          f16x64_offset(q % kF16SubPanels, k);
 }
 
-// Asks for the chunk a prompt converts after chunk (q, k0) of `cols` columns: the same columns
-// of sub-panel q + 1, else the next chunk (up to chunk_cols columns) of the first sub-panel,
-// q_begin. It comes from memory: its lines (a column pair each, kF16PairBytes apart) are
-// asked for into L2 (not L1, which the tiles' activations stream through) a few per token tile
-// while this chunk's tiles run, which the first tile's conversion otherwise waits for (stop 17,
-// 1B F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
+// Asks for the chunk a prompt converts after chunk (q, k0) of `cols` columns, which depends on
+// the walk (the constructor, in_group). It comes from memory: its lines (a column pair each,
+// kF16PairBytes apart) are asked for into L2 (not L1, which the tiles' activations stream through)
+// a few per token tile while this chunk's tiles run, which the first tile's conversion otherwise
+// waits for (stop 17, 1B F16 pp128, 2 threads: 74-77 tok/s without, 81-83 with).
 class F16NextChunk {
  public:
-  // With subs > 1 it asks for the lines of the subs - 1 sub-panels after each too (the next
-  // 64-byte lines of each column pair): the next chunk of a walk of `subs` sub-panels of one
-  // panel at a time, q being the last of the current group.
+  // The AVX2 walk's (chunks outside, one sub-panel at a time inside): the same columns of
+  // sub-panel q + 1, else the next chunk (up to chunk_cols columns) of the first, q_begin.
   F16NextChunk(const GemmArgs& g, int64_t q, int64_t q_begin, int64_t q_end, int64_t k0,
-               int64_t cols, int64_t chunk_cols, int subs = 1)
-      : subs_(subs) {
+               int64_t cols, int64_t chunk_cols)
+      : subs_(1) {
     const bool next_sub = q + 1 < q_end;
     const int64_t rest = g.n - k0 - cols;
     p_ =
@@ -54,8 +52,9 @@ class F16NextChunk {
     lines_ = (next_cols + 1) / 2;
   }
   // The chunk after (q, k0) of `cols` columns where a prompt walks a group of `subs`
-  // sub-panels [q, q + subs) through all its chunks before the next group: the group's next
-  // chunk, else the next group's first (none from q_end on).
+  // sub-panels [q, q + subs) of one panel through all its chunks before the next group (the
+  // AVX-512 walk): the group's next chunk, else the next group's first (none from q_end on).
+  // Each column pair's lines of the group's subs sub-panels (64 bytes apart) are asked for.
   static F16NextChunk in_group(const GemmArgs& g, int64_t q, int64_t q_end, int64_t k0,
                                int64_t cols, int64_t chunk_cols, int subs) {
     F16NextChunk next;
