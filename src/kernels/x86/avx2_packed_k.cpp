@@ -12,7 +12,8 @@
 //
 // Q6_Kx8, Q3_Kx8 and Q2_Kx8 (16 sub-blocks of 16 columns): q236_k_tile, each group's codes put
 // together once for the tile's tokens, their maddubs pairs taking the sub-block's scale by a madd
-// at once; Q6_K's and Q3_K's offsets (-32, -4) and Q2_K's mins are one term per super-block.
+// at once (one token of Q3_K or Q2_K: one madd for a sub-block's two groups); Q6_K's and Q3_K's
+// offsets (-32, -4) and Q2_K's mins are one term per super-block.
 //
 // Exactness and determinism: in a sub-block each int16 half of a row's lane adds 16 products
 // of a code (<= 15) with an activation (|a| <= 128): <= 30720, no overflow (maddubs's own
@@ -288,6 +289,7 @@ inline void codes2_x8(const uint8_t* blk, int c, __m256i& lo, __m256i& hi) {
 // sub-block sums, Q6_K and Q3_K, whose int8 scales sit in one table) or the mins (kMins: Q2_K).
 struct Q6Kx8 {
   static constexpr size_t kBlockBytes = kQ6_Kx8BlockBytes;
+  static constexpr int kMaxCode = 63;
   static constexpr int kShift = 5;
   static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q6_kx8_step(c); }
@@ -300,6 +302,7 @@ struct Q6Kx8 {
 };
 struct Q3Kx8 {
   static constexpr size_t kBlockBytes = kQ3_Kx8BlockBytes;
+  static constexpr int kMaxCode = 7;
   static constexpr int kShift = 2;
   static constexpr bool kMins = false;
   static constexpr size_t step(int c) { return q3_kx8_step(c); }
@@ -331,6 +334,7 @@ static_assert(kQ3_Kx8ScalesOffset == kQ6_Kx8ScalesOffset &&
 struct Q2Kx8 {
   using P = Q2KPanel<8>;
   static constexpr size_t kBlockBytes = P::kBlockBytes;
+  static constexpr int kMaxCode = 3;
   static constexpr bool kMins = true;  // no offset, so no kShift
   static constexpr size_t step(int c) { return P::plane_offset(c, 0); }
   static void scales(const uint8_t* blk, int c, __m256i sc[2]) {
@@ -370,6 +374,11 @@ template <class L, int T, int P>
 void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1, int64_t t,
                  const Q8KTerms<Bsums16>& terms, size_t first, int64_t nb) {
   static_assert(P == 1 || T == 1, "several panels for one token only");
+  // Whether a sub-block's two groups add their int16 sums before one madd with its scales
+  // (one token only: a prompt tile's 4 tokens keep no register for the first group's sums):
+  // 2 groups x 2 maddubs x 2 products of a code and an activation byte (|a| <= 128) must fit
+  // int16. Q3_K (codes <= 7: 7168) and Q2_K (<= 3: 3072) do, Q6_K (<= 63) does not.
+  constexpr bool kPairGroups = T == 1 && 8 * L::kMaxCode * 128 <= 32767;
   const TileTokens<T, Bsums16> tok(g, t, terms, first);
   __m256 acc[P][T];
   avx2::start_tile<P, T>(g, acc, r, r1, t);
@@ -389,6 +398,7 @@ void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1,
         if constexpr (T == 1) ahead.upto(p, blk[p] + L::step(c + 1));
         L::scales(blk[p], c, sc[p]);
       }
+      __m256i even[P][T];  // kPairGroups: a sub-block's first group's int16 sums
 #pragma GCC unroll 4
       for (int grp = 0; grp < 4; ++grp) {
 #pragma GCC unroll 2
@@ -398,8 +408,15 @@ void q236_k_tile(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1,
 #pragma GCC unroll 4
           for (int j = 0; j < T; ++j) {
             const int8_t* q = tok.a[j][b].qs + 32 * c + 8 * grp;
-            const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, avx2::broadcast4(q)),
-                                                 _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+            __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, avx2::broadcast4(q)),
+                                           _mm256_maddubs_epi16(hi, avx2::broadcast4(q + 4)));
+            if constexpr (kPairGroups) {
+              if (grp % 2 == 0) {
+                even[p][j] = s16;
+                continue;
+              }
+              s16 = _mm256_add_epi16(even[p][j], s16);
+            }
             sumi[p][j] = _mm256_add_epi32(sumi[p][j], _mm256_madd_epi16(s16, sc[p][grp / 2]));
             avx2::keep_in_register(sumi[p][j]);
           }
