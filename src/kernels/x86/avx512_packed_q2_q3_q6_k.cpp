@@ -32,6 +32,7 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -216,6 +217,18 @@ inline __m512i mins_term(const __m512i mp[8], const BlockQ8_K& a) {
 template <class L>
 constexpr int64_t kPrefetchAhead = 2 * L::kBlockBytes;
 
+// decode_panel's distance: kPrefetchAhead, and for Q3_K's and Q2_K's short blocks (1824 and
+// 1344 bytes, so two of them asked only 2.6-5.3 KiB ahead) a run of kDecodeRunBytes more, about
+// as far as the run-wise tiles ask (Q4_K's tile: q4_k_decode_lead). Stop 52 (Zen 5 VM, 1B tg64
+// `--paired` on 2 threads, three interleaved pairs each): q2_K 112.7, 126.0, 127.9 -> 137.1,
+// 134.9, 134.9 tok/s, q3_K 108.7, 100.8, 104.6 -> 113.2, 110.0, 113.3. Q6_K's two 3360-byte
+// blocks ask 6.6 KiB or more ahead already.
+template <class L>
+constexpr int64_t kWideDecodeAhead = kPrefetchAhead<L> +
+                                     (std::is_same_v<L, Q6Kx16>
+                                          ? int64_t{0}
+                                          : static_cast<int64_t>(avx2::kDecodeRunBytes));
+
 // One panel (16 rows at r, stored up to r1) x token t (terms at td, ts) where decode_wide():
 // panel_tile<1>'s integers and float operations, so its bits, with a block's 8 steps one
 // unrolled stretch of code between two prefetch asks (x86/packed_tiles.h kDecodeRunBytes says
@@ -231,7 +244,7 @@ void decode_panel(const GemmArgs& g, const uint8_t* panel, int64_t r, int64_t r1
   float* y = g.y + t * g.y_stride + r;
   const __mmask16 m = row_mask(r1 - r);
   __m512 acc = start_rows_x16(g, y, m);
-  avx2::LinePrefetcher ahead(panel, kPrefetchAhead<L>, prefetch);
+  avx2::LinePrefetcher ahead(panel, kWideDecodeAhead<L>, prefetch);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = panel + b * L::kBlockBytes;
     ahead.upto(blk + L::kBlockBytes);
