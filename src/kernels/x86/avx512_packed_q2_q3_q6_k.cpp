@@ -32,7 +32,6 @@
 // Compiled with AVX-512 flags: nothing here has external or vague linkage but the fill_
 // function (x86/simd_avx512.h says why).
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/packed_layouts.h"
 #include "kernels/registry.h"
@@ -217,17 +216,13 @@ inline __m512i mins_term(const __m512i mp[8], const BlockQ8_K& a) {
 template <class L>
 constexpr int64_t kPrefetchAhead = 2 * L::kBlockBytes;
 
-// decode_panel's distance: kPrefetchAhead, and for Q3_K's and Q2_K's short blocks (1824 and
-// 1344 bytes, so two of them asked only 2.6-5.3 KiB ahead) a run of kDecodeRunBytes more, about
-// as far as the run-wise tiles ask (Q4_K's tile: q4_k_decode_lead). Stop 52 (Zen 5 VM, 1B tg64
-// `--paired` on 2 threads, three interleaved pairs each): q2_K 112.7, 126.0, 127.9 -> 137.1,
-// 134.9, 134.9 tok/s, q3_K 108.7, 100.8, 104.6 -> 113.2, 110.0, 113.3. Q6_K's two 3360-byte
-// blocks ask 6.6 KiB or more ahead already.
+// decode_panel's distance: kPrefetchAhead, a run further for Q3_K's and Q2_K's short blocks
+// (x86/packed_tiles.h wide_piece_ahead; Q6_K's two blocks ask far enough already).
 template <class L>
-constexpr int64_t kWideDecodeAhead = kPrefetchAhead<L> +
-                                     (std::is_same_v<L, Q6Kx16>
-                                          ? int64_t{0}
-                                          : static_cast<int64_t>(avx2::kDecodeRunBytes));
+constexpr int64_t kWideDecodeAhead = avx2::wide_piece_ahead(kPrefetchAhead<L>);
+static_assert(kWideDecodeAhead<Q6Kx16> == kPrefetchAhead<Q6Kx16>);
+static_assert(kWideDecodeAhead<Q2Kx16> > kPrefetchAhead<Q2Kx16> &&
+              kWideDecodeAhead<Q3Kx16> > kPrefetchAhead<Q3Kx16>);
 
 // One panel (16 rows at r, stored up to r1) x token t (terms at td, ts) where decode_wide():
 // panel_tile<1>'s integers and float operations, so its bits, with a block's 8 steps one

@@ -33,17 +33,13 @@ constexpr int kGroupBytes = 64;
 // float accumulator in registers.
 constexpr int kTokenTile = 6;
 
-// How much further ahead than decode_prefetch_bytes() a one-token tile asks for its lines where
-// decode_wide(). There the tiles that ask once a run of kDecodeRunBytes (Q4_0's, Q8_0's, F16's:
-// x86/packed_tiles.h) ask up to the run's end plus the distance, so each line is asked for the
-// distance plus up to a run ahead of its read; this tile asks a sub-block at a time, so only the
-// distance ahead. Stop 52 (Zen 5 VM, 1B Q4_K tg64 `--paired` on 2 threads, 8 interleaved
-// pairs): the distance alone 83.2-91.5 tok/s, a run further 92.1-99.5, every pair's ratio
-// 1.04-1.20 (median ~1.09); the same model's products had read ~10% slower than Q4_0's with the
-// same bytes. Elsewhere (no runs) the distance alone, as measured before.
+// How far ahead a one-token tile asks for its lines: it asks a sub-block (256 bytes) at a time,
+// so where decode_wide() a run further than decode_prefetch_bytes() (x86/packed_tiles.h
+// wide_piece_ahead: the same model's products had read ~10% slower than Q4_0's with the same
+// bytes, stop 52); elsewhere the distance alone, as measured before.
 inline int64_t q4_k_decode_lead() {
-  return decode_prefetch_bytes() +
-         (decode_wide() ? static_cast<int64_t>(avx2::kDecodeRunBytes) : int64_t{0});
+  const int64_t distance = decode_prefetch_bytes();
+  return decode_wide() ? avx2::wide_piece_ahead(distance) : distance;
 }
 
 // The two layouts' sub-blocks (packed_layouts.h KQuantSubBlocks).

@@ -61,6 +61,20 @@ class LinePrefetcher {
 // paired plain reads with an ask every 256-byte column pair, 110-111% in runs.
 inline constexpr size_t kDecodeRunBytes = 4096;
 
+// The distance a one-token tile that asks for its lines a piece at a time (a sub-block, a block
+// or two), `distance` bytes ahead, takes instead where decode_wide(): the run-wise tiles
+// (for_each_block_run) ask up to a run's end plus their distance, so each line is asked for up to
+// a run more than the distance ahead of its read; a piece-wise tile whose own distance is no more
+// than a run asks a run further to match. Stop 52 (Zen 5 VM, 1B tg64 `--paired` on 2 threads,
+// interleaved pairs, prefetch only so the same bits): the AVX-512 Q4_K tile (4 KiB) 83.2-91.5 ->
+// 92.1-99.5 tok/s over 8 pairs, Q2_K's two 1344-byte blocks (2.6 KiB) 112.7, 126.0, 127.9 ->
+// 137.1, 134.9, 134.9, Q3_K's two 1824-byte blocks 108.7, 100.8, 104.6 -> 113.2, 110.0, 113.3;
+// Q6_K's two 3360-byte blocks (6.6 KiB) keep theirs.
+constexpr int64_t wide_piece_ahead(int64_t distance) {
+  constexpr auto kRun = static_cast<int64_t>(kDecodeRunBytes);
+  return distance <= kRun ? distance + kRun : distance;
+}
+
 // Calls block(b) for b = 0 .. nb - 1 (blocks of kBlockBytes) in runs of ceil(kDecodeRunBytes /
 // kBlockBytes) blocks: before each run ask(e), e the block the run ends before (so that the
 // lines up to block e, then the prefetch distance, are asked for); the last blocks one at a
