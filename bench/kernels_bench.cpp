@@ -1,9 +1,8 @@
 // Microbenchmarks of the kernel table: one row-times-vector dot per weight type (the decode
-// inner loop), activation quantization, and single-query attention over a long F16 or Q8_0
-// cache,
-// for every ISA this CPU runs, and the batched prefill product (gemm) against one vec_dot
-// per (row, token) pair. Bytes/s counts weight (or cache) bytes read, to compare with
-// the machine's memory bandwidth.
+// inner loop), activation quantization, attention over a long F16 or Q8_0 cache (a decode
+// step's and a prompt's) for every ISA this CPU runs, and the batched prefill product (gemm)
+// against one vec_dot per (row, token) pair. Bytes/s counts weight (or cache) bytes read, to
+// compare with the machine's memory bandwidth; a prompt's attention counts GFLOP/s.
 //   build/release/bench/kernels_bench --benchmark_filter=vec_dot
 #include <benchmark/benchmark.h>
 
@@ -75,45 +74,45 @@ void bm_attention(benchmark::State& state, const kernels::KernelTable* kt, DType
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * k.size()));
 }
 
-// The same step as the model lays its cache out and calls the kernel (model/transformer.cpp,
-// kv_cache.h): each KV head's positions contiguous (kv_stride = head_dim), F16 and Q8_0 keys
-// blocked (AttentionArgs::keys_blocked), the cache in huge pages, one call per KV head with its 4
-// query heads, over `layers` layers' caches in turn, so that from 4096 positions on the cache
-// comes from memory, not L3.
-void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
-  const int64_t n_kv = state.range(0), layers = state.range(1), group = 4, n_kv_heads = 8;
+// `heads` KV heads' caches of n_kv positions each (keys then values, head_bytes apart in k and
+// v), laid out as the model lays them (model/kv_cache.h): F16 and Q8_0 keys blocked
+// (AttentionArgs::keys_blocked) when n_kv is a multiple of a key block, the values in rows;
+// in huge pages, so that a long cache comes from memory, not L3. Sets a's cache fields (one
+// KV head a call, its positions contiguous) but for k and v.
+struct ModelCache {
+  HugePageBuffer k, v;
+  size_t head_bytes = 0;
+};
+bool fill_model_cache(benchmark::State& state, DType type, int64_t n_kv, int64_t heads, Rng& rng,
+                      kernels::AttentionArgs& a, ModelCache& c) {
   const int64_t hd = 64, head_elems = n_kv * hd;
-  Rng rng(3);
-  std::vector<float> q(group * n_kv_heads * hd), out(q.size()), scratch(n_kv);
-  for (float& x : q) x = rng.normal();
   std::vector<float> one(head_elems);
-  const size_t head_bytes = row_bytes(type, head_elems);
+  c.head_bytes = row_bytes(type, head_elems);
   const bool blocked =
       (type == DType::kF16 || type == DType::kQ8_0) && n_kv % kernels::kKeyBlock == 0;
-  Result<HugePageBuffer> kb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
-  Result<HugePageBuffer> vb = HugePageBuffer::allocate(head_bytes * n_kv_heads * layers);
+  Result<HugePageBuffer> kb = HugePageBuffer::allocate(c.head_bytes * heads);
+  Result<HugePageBuffer> vb = HugePageBuffer::allocate(c.head_bytes * heads);
   if (!kb.is_ok() || !vb.is_ok()) {
     state.SkipWithError("no memory for the cache");
-    return;
+    return false;
   }
-  uint8_t* k = kb->data();
-  uint8_t* v = vb->data();
-  kernels::AttentionArgs a;
+  c.k = std::move(*kb);
+  c.v = std::move(*vb);
   a.keys_blocked = blocked;
   a.k_head_stride = head_elems;
   a.kv_type = type;
   a.n_kv = n_kv;
-  a.n_heads = group;
   a.n_kv_heads = 1;
   a.head_dim = hd;
   a.kv_stride = hd;
   a.scale = 0.125f;
   std::vector<float> blocks(one.size());
-  for (size_t h = 0; h < static_cast<size_t>(n_kv_heads * layers); ++h) {
+  for (size_t h = 0; h < static_cast<size_t>(heads); ++h) {
+    uint8_t* k = c.k.data() + h * c.head_bytes;
     for (float& x : one) x = rng.normal();
     if (blocked && type == DType::kQ8_0) {  // each position's key where the kernels read it
       for (int64_t t = 0; t < n_kv; ++t) {
-        kernels::store_q8_blocked_key(&one[static_cast<size_t>(t * hd)], hd, t, k + h * head_bytes);
+        kernels::store_q8_blocked_key(&one[static_cast<size_t>(t * hd)], hd, t, k);
       }
     } else if (blocked) {  // each key element where the kernels read it
       for (int64_t t = 0; t < n_kv; ++t) {
@@ -124,11 +123,30 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
       }
     }
     if (!blocked || type != DType::kQ8_0) {
-      quantize_row(type, blocked ? blocks.data() : one.data(), k + h * head_bytes, head_elems);
+      quantize_row(type, blocked ? blocks.data() : one.data(), k, head_elems);
     }
     for (float& x : one) x = rng.normal();
-    quantize_row(type, one.data(), v + h * head_bytes, head_elems);
+    quantize_row(type, one.data(), c.v.data() + h * c.head_bytes, head_elems);
   }
+  return true;
+}
+
+// The same step as the model lays its cache out and calls the kernel (model/transformer.cpp,
+// kv_cache.h): one call per KV head with its 4 query heads, over `layers` layers' caches in
+// turn, so that from 4096 positions on the cache comes from memory, not L3.
+void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
+  const int64_t n_kv = state.range(0), layers = state.range(1), group = 4, n_kv_heads = 8;
+  const int64_t hd = 64;
+  Rng rng(3);
+  std::vector<float> q(group * n_kv_heads * hd), out(q.size()), scratch(n_kv);
+  for (float& x : q) x = rng.normal();
+  kernels::AttentionArgs a;
+  ModelCache c;
+  if (!fill_model_cache(state, type, n_kv, n_kv_heads * layers, rng, a, c)) return;
+  a.n_heads = group;
+  const size_t head_bytes = c.head_bytes;
+  uint8_t* k = c.k.data();
+  uint8_t* v = c.v.data();
   for (auto _ : state) {
     for (int64_t h = 0; h < n_kv_heads * layers; ++h) {
       a.k = k + h * head_bytes;
@@ -139,7 +157,39 @@ void bm_attention_model(benchmark::State& state, const kernels::KernelTable* kt,
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * kb->size()));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * c.k.size()));
+}
+
+// A prompt's attention as the model calls it (model/transformer.cpp): the last `rows` rows of
+// a cache of n_kv positions, the 4 query heads of one KV head each, in one call (the rows as
+// heads, each with its causal limit). GFLOP/s counts 4 FLOP a (row, head, position, dim): a
+// score's and a value's multiply-add.
+void bm_attention_prompt(benchmark::State& state, const kernels::KernelTable* kt, DType type) {
+  const int64_t n_kv = state.range(0), rows = 128, group = 4, hd = 64;
+  Rng rng(5);
+  std::vector<float> q(rows * group * hd), out(q.size()), scratch(n_kv);
+  for (float& x : q) x = rng.normal();
+  std::vector<int64_t> limits(static_cast<size_t>(rows * group));
+  double flop = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t g = 0; g < group; ++g) limits[i * group + g] = n_kv - rows + i + 1;
+    flop += 4.0 * static_cast<double>(group * (n_kv - rows + i + 1) * hd);
+  }
+  kernels::AttentionArgs a;
+  ModelCache c;
+  if (!fill_model_cache(state, type, n_kv, 1, rng, a, c)) return;
+  a.k = c.k.data();
+  a.v = c.v.data();
+  a.q = q.data();
+  a.out = out.data();
+  a.n_heads = rows * group;
+  a.n_kv_of_head = limits.data();
+  for (auto _ : state) {
+    kt->attention(a, 0, a.n_heads, scratch.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flop * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 // How bm_gemm multiplies: the type's gemm, a vec_dot per (row, token) as matmul did before
@@ -260,6 +310,8 @@ int register_all() {
       benchmark::RegisterBenchmark(model.c_str(), bm_attention_model, kt, t)
           ->Args({512, 1})
           ->Args({16384, 4});
+      const std::string prompt = "attention_prompt_" + std::string(dtype_name(t)) + "/" + kt->isa;
+      benchmark::RegisterBenchmark(prompt.c_str(), bm_attention_prompt, kt, t)->Arg(4096);
     }
   }
   return 0;
