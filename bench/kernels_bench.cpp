@@ -188,8 +188,9 @@ void bm_attention_prompt(benchmark::State& state, const kernels::KernelTable* kt
     kt->attention(a, 0, a.n_heads, scratch.data());
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flop * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flop * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
 // How bm_gemm multiplies: the type's gemm, a vec_dot per (row, token) as matmul did before
