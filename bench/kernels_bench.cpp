@@ -172,8 +172,9 @@ void bm_attention_prompt(benchmark::State& state, const kernels::KernelTable* kt
   std::vector<int64_t> limits(static_cast<size_t>(rows * group));
   double flop = 0;
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t g = 0; g < group; ++g) limits[i * group + g] = n_kv - rows + i + 1;
-    flop += 4.0 * static_cast<double>(group * (n_kv - rows + i + 1) * hd);
+    const int64_t limit = n_kv - rows + i + 1;  // row i's causal limit
+    for (int64_t g = 0; g < group; ++g) limits[i * group + g] = limit;
+    flop += 4.0 * static_cast<double>(group * limit * hd);
   }
   kernels::AttentionArgs a;
   ModelCache c;
