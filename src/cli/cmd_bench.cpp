@@ -157,6 +157,7 @@ int bench(const BenchConfig& cfg) {
       std::fputs(runtime::pool_time_text(r, test_roof).c_str(), stdout);
       std::fputs(runtime::paired_reads_text(r).c_str(), stdout);
       std::fputs(runtime::paired_fma_text(facts, r).c_str(), stdout);
+      std::fputs(runtime::attention_flop_text(facts, r, test_roof).c_str(), stdout);
     }
   }
   if (usage.n_expert > 0) {

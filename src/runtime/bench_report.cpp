@@ -54,6 +54,9 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
   const uint64_t params = prompt ? m.prompt_params_per_token : m.params_per_token;
   f.gflops = 2.0 * static_cast<double>(params) * r.tok_s / 1e9;
   f.fma_frac = ratio(f.gflops, roof.fma_gflops_n);
+  const double flop_per_token = 2.0 * static_cast<double>(params) + r.attn_flop_per_token;
+  f.gflops_with_attention = flop_per_token * r.tok_s / 1e9;
+  f.fma_frac_with_attention = ratio(f.gflops_with_attention, roof.fma_gflops_n);
   if (r.pool_steps > 0 && r.wall_s > 0 && roof.threads > 1) {
     const double thread_s = r.wall_s * roof.threads;
     f.steps_per_token = static_cast<double>(r.pool_steps) /
@@ -94,12 +97,15 @@ BenchFigures bench_figures(const ModelFacts& m, const BenchResult& r, const Roof
     f.paired_tokens = static_cast<int>(tokens);
   }
   if (reps > 0 && r.rep_fma_gflops.size() == reps) {
-    std::vector<double> fracs;
+    std::vector<double> fracs, fracs_with_attention;
     for (size_t i = 0; i < reps; ++i) {
       fracs.push_back(
           ratio(2.0 * static_cast<double>(params) * r.rep_tok_s[i] / 1e9, r.rep_fma_gflops[i]));
+      fracs_with_attention.push_back(
+          ratio(flop_per_token * r.rep_tok_s[i] / 1e9, r.rep_fma_gflops[i]));
     }
     f.fma_frac_paired = median(fracs);
+    f.fma_frac_paired_with_attention = median(fracs_with_attention);
     f.fma_gflops_paired = median(r.rep_fma_gflops);
     f.paired_reps = static_cast<int>(reps);
   }
@@ -149,6 +155,10 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
       json_string(roof.probes_isa != nullptr ? roof.probes_isa : roof.isa).c_str());
   // The arrays grow with -r: appended, not formatted (format() stops at 1023 characters).
   std::string line = head + ",\"rep_tok_s\":" + json_array(r.rep_tok_s);
+  line += format(
+      ",\"attn_flop_per_token\":%.6g,\"gflops_with_attention\":%.6g,"
+      "\"fma_frac_with_attention\":%.4f",
+      r.attn_flop_per_token, f.gflops_with_attention, f.fma_frac_with_attention);
   if (f.read_gbps_bracketed > 0) {
     line += format(",\"bw_frac_bracketed\":%.4f,\"read_gbps_bracketed\":%.6g,\"steady_reps\":%d",
                    f.bw_frac_bracketed, f.read_gbps_bracketed, f.steady_reps);
@@ -164,8 +174,10 @@ std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult&
     line += ",\"pair_read_gbps\":" + json_array(r.pair_read_gbps);
   }
   if (f.paired_reps > 0) {
-    line += format(",\"fma_frac_paired\":%.4f,\"fma_gflops_paired\":%.6g", f.fma_frac_paired,
-                   f.fma_gflops_paired);
+    line += format(
+        ",\"fma_frac_paired\":%.4f,\"fma_gflops_paired\":%.6g,"
+        "\"fma_frac_paired_with_attention\":%.4f",
+        f.fma_frac_paired, f.fma_gflops_paired, f.fma_frac_paired_with_attention);
     line += ",\"rep_fma_gflops\":" + json_array(r.rep_fma_gflops);
   }
   if (f.steps_per_token > 0) {
@@ -202,6 +214,20 @@ std::string paired_fma_text(const ModelFacts& m, const BenchResult& r) {
       "%s: prompts ran %.0f%% of the FMA rate of an FMA run as long as each just after it "
       "(median of %d: %.0f against %.0f GFLOP/s)\n",
       r.test.c_str(), 100 * f.fma_frac_paired, f.paired_reps, f.gflops, f.fma_gflops_paired);
+}
+
+std::string attention_flop_text(const ModelFacts& m, const BenchResult& r, const Roofline& roof) {
+  if (!r.test.starts_with("pp") || r.depth <= 0) return "";
+  const BenchFigures f = bench_figures(m, r, roof);
+  std::string paired;
+  if (f.paired_reps > 0)
+    paired = format(" (paired %.0f%%)", 100 * f.fma_frac_paired_with_attention);
+  return format(
+      "%s: with attention's %.2f GFLOP a token beside the weights' %.2f, %.0f GFLOP/s, %.0f%% of "
+      "FMA peak%s\n",
+      r.test.c_str(), r.attn_flop_per_token / 1e9,
+      2.0 * static_cast<double>(m.prompt_params_per_token) / 1e9, f.gflops_with_attention,
+      100 * f.fma_frac_with_attention, paired.c_str());
 }
 
 std::string expert_usage_text(const model::ExpertUsage& u) {

@@ -53,6 +53,12 @@ struct BenchFigures {
   double fma_frac_paired = 0;
   double fma_gflops_paired = 0;
   int paired_reps = 0;
+  // The same FLOP/s figures counting attention's FLOP too (BenchResult::attn_flop_per_token
+  // beside the weights'): what a prompt at depth is judged by, since there attention is
+  // most of its work. fma_frac_paired_with_attention is 0 without paired FMA runs.
+  double gflops_with_attention = 0;
+  double fma_frac_with_attention = 0;
+  double fma_frac_paired_with_attention = 0;
   // From the pool's timing (BenchResult::pool_steps > 0; else all 0): fork-join steps per
   // token, and of the threads' time (wall x roof.threads) the fractions spent waiting at
   // joins for a step's slowest part, and waiting while the calling thread worked alone
@@ -72,12 +78,14 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
+// attn_flop_per_token, gflops_with_attention, fma_frac_with_attention,
 // probes (the table whose probes measured the roofline: roof.probes_isa, else roof.isa),
 // rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
 // steady_reps, and rep_read_before and rep_read_after (arrays); for a paired one
 // bw_frac_paired, token_gbps_paired, read_gbps_paired, paired_tokens, and token_s and
 // pair_read_gbps (arrays, a value per timed token); for a pp test with paired FMA runs
-// fma_frac_paired, fma_gflops_paired and rep_fma_gflops (an array); where the pool
+// fma_frac_paired, fma_gflops_paired, fma_frac_paired_with_attention and rep_fma_gflops (an
+// array); where the pool
 // counted steps, steps_per_token, join_wait_frac and alone_frac.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
@@ -96,6 +104,12 @@ std::string paired_reads_text(const BenchResult& r);
 // run as long as each just after it (median of 3: 390 against 452 GFLOP/s)"), or "" for a
 // test without them. Its GFLOP/s is the test's mean (m's prompt FLOP).
 std::string paired_fma_text(const ModelFacts& m, const BenchResult& r);
+
+// A prompt test at depth, counting attention's FLOP beside the weights', for people
+// ("pp128 @ d16384: with attention's 2.16 GFLOP a token beside the weights' 1.95, 421 GFLOP/s,
+// 95% of FMA peak (paired 96%)"), or "" for a tg test or one at depth 0 (where attention's
+// share is under 1%).
+std::string attention_flop_text(const ModelFacts& m, const BenchResult& r, const Roofline& roof);
 
 // A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
 // over experts (min/mean/max, the busiest three, how many got none); for scripts, one JSON

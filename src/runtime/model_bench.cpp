@@ -166,10 +166,15 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
   const double kv_bytes_per_pos = static_cast<double>(kv.bytes_per_position());
   // Bytes of cache a test's tokens read on average: token i of the test attends positions
   // [0, first + i].
-  auto kv_read = [&](int64_t first, int64_t n) {
-    return static_cast<uint64_t>(kv_bytes_per_pos *
-                                 (static_cast<double>(first) + static_cast<double>(n + 1) / 2.0));
+  auto mean_attended = [](int64_t first, int64_t n) {
+    return static_cast<double>(first) + static_cast<double>(n + 1) / 2.0;
   };
+  auto kv_read = [&](int64_t first, int64_t n) {
+    return static_cast<uint64_t>(kv_bytes_per_pos * mean_attended(first, n));
+  };
+  const double attn_flop_per_pos =
+      2.0 * static_cast<double>(hp.n_layers * hp.n_heads *
+                                (hp.head_dim + (hp.v_head_dim > 0 ? hp.v_head_dim : hp.head_dim)));
   model::Transformer& model = *m;
   const int64_t n_vocab = model.hparams().n_vocab;
   std::vector<float> logits(static_cast<size_t>(n_vocab));
@@ -194,6 +199,7 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     out.back().rep_fma_gflops = std::move(fma);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth, o.n_prompt);
+    out.back().attn_flop_per_token = attn_flop_per_pos * mean_attended(o.depth, o.n_prompt);
   }
   if (o.n_gen > 0) {
     const std::vector<int32_t> prompt = bench_tokens(kGenPromptTokens, n_vocab);
@@ -246,6 +252,8 @@ Result<std::vector<BenchResult>> run_model_bench(const format::GgufFile& file,
     out.back().token_bytes = std::move(token_bytes);
     out.back().depth = o.depth;
     out.back().kv_bytes_per_token = kv_read(o.depth + kGenPromptTokens, o.n_gen);
+    out.back().attn_flop_per_token =
+        attn_flop_per_pos * mean_attended(o.depth + kGenPromptTokens, o.n_gen);
   }
   for (BenchResult& r : out) {
     r.kv_type = std::string(dtype_name(o.kv_type));

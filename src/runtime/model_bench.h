@@ -77,6 +77,11 @@ struct BenchResult {
   uint64_t kv_bytes_per_token = 0;
   std::string kv_type;            // the cache's element type ("f16", "q8_0")
   uint64_t kv_bytes_per_pos = 0;  // cache bytes of one position (keys and values, all layers)
+  // Attention's FLOP one token of the test costs on average, all layers: 2 x n_heads x
+  // (key length + value length) per position it attends (scores and the weighted sum of
+  // values; the softmax's few operations a score left out). Beside the weights' 2 x params,
+  // which is all the FLOP/s figures count; at depth it is most of a prompt's work.
+  double attn_flop_per_token = 0;
   double tok_s = 0;               // mean over repetitions
   double tok_s_sd = 0;            // sample standard deviation (0 for one repetition)
   std::vector<double> rep_tok_s;  // each timed repetition's tok/s

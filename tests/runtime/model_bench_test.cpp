@@ -100,6 +100,10 @@ TEST(ModelBench, DepthRunsAfterFilledPositions) {
   EXPECT_NEAR(static_cast<double>(tg.kv_bytes_per_token), per_pos * (104 + 2.5), 1.0);
   EXPECT_EQ(pp.kv_type, "f16");
   EXPECT_EQ(pp.kv_bytes_per_pos, per_pos);
+  // Attention's FLOP over the same positions: 5 layers x 8 heads x 2 x (8 key + 8 value dims).
+  const double flop_per_pos = 5 * 8 * 2 * (8 + 8);
+  EXPECT_DOUBLE_EQ(pp.attn_flop_per_token, flop_per_pos * (100 + 4.5));
+  EXPECT_DOUBLE_EQ(tg.attn_flop_per_token, flop_per_pos * (104 + 2.5));
 
   // Depth 0 names the tests as before, and a token then reads only the test's own positions.
   o.depth = 0;
@@ -460,6 +464,49 @@ TEST(BenchReport, PairedFmaFractionIsTheMedianOfEachRepetitionsOwn) {
   EXPECT_DOUBLE_EQ(j["fma_frac_paired"].get<double>(), 0.8);
   EXPECT_DOUBLE_EQ(j["fma_gflops_paired"].get<double>(), 50.0);
   EXPECT_EQ(j["rep_fma_gflops"].size(), 3u);
+}
+
+// At depth a prompt's figures also count attention's FLOP beside the weights' (and paired, over
+// each repetition's FMA run); at depth 0 and for tg tests the text says nothing.
+TEST(BenchReport, PromptAtDepthCountsAttentionFlop) {
+  BenchResult r;
+  r.test = "pp8 @ d4096";
+  r.depth = 4096;
+  r.rep_tok_s = {10.0, 30.0};
+  r.tok_s = 20.0;
+  r.attn_flop_per_token = 1.5e9;
+  ModelFacts m;
+  m.params_per_token = 1000000000;
+  m.prompt_params_per_token = 500000000;  // 1 GFLOP a prompt token, 2.5 with attention
+  Roofline roof;
+  roof.fma_gflops_n = 100.0;
+  BenchFigures f = bench_figures(m, r, roof);
+  EXPECT_DOUBLE_EQ(f.gflops, 20.0);
+  EXPECT_DOUBLE_EQ(f.gflops_with_attention, 50.0);
+  EXPECT_DOUBLE_EQ(f.fma_frac_with_attention, 0.5);
+  EXPECT_EQ(f.fma_frac_paired_with_attention, 0.0);
+  EXPECT_EQ(attention_flop_text(m, r, roof),
+            "pp8 @ d4096: with attention's 1.50 GFLOP a token beside the weights' 1.00, 50 "
+            "GFLOP/s, 50% of FMA peak\n");
+  // 25 and 75 GFLOP/s with attention against FMA runs of 50 and 100: 0.5 and 0.75.
+  r.rep_fma_gflops = {50.0, 100.0};
+  f = bench_figures(m, r, roof);
+  EXPECT_DOUBLE_EQ(f.fma_frac_paired_with_attention, 0.625);
+  EXPECT_EQ(attention_flop_text(m, r, roof),
+            "pp8 @ d4096: with attention's 1.50 GFLOP a token beside the weights' 1.00, 50 "
+            "GFLOP/s, 50% of FMA peak (paired 62%)\n");
+  const auto j = nlohmann::json::parse(bench_json_line(m, 2, r, roof), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_DOUBLE_EQ(j["attn_flop_per_token"].get<double>(), 1.5e9);
+  EXPECT_DOUBLE_EQ(j["gflops_with_attention"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(j["fma_frac_with_attention"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["fma_frac_paired_with_attention"].get<double>(), 0.625);
+  r.depth = 0;
+  r.test = "pp8";
+  EXPECT_EQ(attention_flop_text(m, r, roof), "");
+  r.depth = 4096;
+  r.test = "tg8 @ d4096";
+  EXPECT_EQ(attention_flop_text(m, r, roof), "");
 }
 
 // The FMA rate over a span runs for at least that span, on one thread or several. (Not how it
