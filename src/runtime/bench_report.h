@@ -78,15 +78,14 @@ std::string bench_table_row(const ModelFacts& m, int threads, const BenchResult&
                             const Roofline& roof);
 // One JSON object (no newline): model, type, isa, threads, test, n_tokens, tok_s, tok_s_sd,
 // bytes, bytes_per_token, params, gbps, bw_frac, gflops, fma_frac, kv_type, kv_bytes_per_pos,
-// attn_flop_per_token, gflops_with_attention, fma_frac_with_attention,
 // probes (the table whose probes measured the roofline: roof.probes_isa, else roof.isa),
-// rep_tok_s (an array); for a bracketed test also bw_frac_bracketed, read_gbps_bracketed,
-// steady_reps, and rep_read_before and rep_read_after (arrays); for a paired one
-// bw_frac_paired, token_gbps_paired, read_gbps_paired, paired_tokens, and token_s and
-// pair_read_gbps (arrays, a value per timed token); for a pp test with paired FMA runs
-// fma_frac_paired, fma_gflops_paired, fma_frac_paired_with_attention and rep_fma_gflops (an
-// array); where the pool
-// counted steps, steps_per_token, join_wait_frac and alone_frac.
+// rep_tok_s (an array), attn_flop_per_token, gflops_with_attention, fma_frac_with_attention; for a
+// bracketed test also bw_frac_bracketed, read_gbps_bracketed, steady_reps, and rep_read_before and
+// rep_read_after (arrays); for a paired one bw_frac_paired, token_gbps_paired, read_gbps_paired,
+// paired_tokens, and token_s and pair_read_gbps (arrays, a value per timed token); for a pp test
+// with paired FMA runs fma_frac_paired, fma_gflops_paired, fma_frac_paired_with_attention and
+// rep_fma_gflops (an array); where the pool counted steps, steps_per_token, join_wait_frac and
+// alone_frac.
 std::string bench_json_line(const ModelFacts& m, int threads, const BenchResult& r,
                             const Roofline& roof);
 
@@ -106,9 +105,9 @@ std::string paired_reads_text(const BenchResult& r);
 std::string paired_fma_text(const ModelFacts& m, const BenchResult& r);
 
 // A prompt test at depth, counting attention's FLOP beside the weights', for people
-// ("pp128 @ d16384: with attention's 2.16 GFLOP a token beside the weights' 1.95, 421 GFLOP/s,
-// 95% of FMA peak (paired 96%)"), or "" for a tg test or one at depth 0 (where attention's
-// share is under 1%).
+// ("pp128 @ d16384: with attention's 2.16 GFLOP a token beside the weights' 1.95, 359 GFLOP/s,
+// 78% of FMA peak (paired 79%)": a 1B F16 model, stop 54), or "" for a tg test or one at depth 0
+// (where attention's share is under 1%).
 std::string attention_flop_text(const ModelFacts& m, const BenchResult& r, const Roofline& roof);
 
 // A mixture-of-experts model's routing counts: per layer, for people, the spread of tokens
